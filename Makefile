@@ -1,0 +1,36 @@
+# Two commands for a fresh machine: `make demo` and `make test`.
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PYTHON ?= python3
+
+.PHONY: install demo test test-slow lint
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[dev]'
+	touch $@
+
+install: $(VENV)/.installed
+
+# Runs the daemon (embedded defaults, no config) on a fresh copy of sample-hub/, then shows what it did.
+demo: install
+	@demo=$$(mktemp -d /tmp/slopd-demo.XXXXXX); cp -r sample-hub "$$demo/hub"; \
+	echo "== slopd run --once on a copy of sample-hub/ in $$demo/hub"; \
+	XDG_CONFIG_HOME="$$demo/config" $(VENV)/bin/slopd run --hub "$$demo/hub" --state "$$demo/state" --once 2>/dev/null; \
+	echo "== outbox/"; ls "$$demo/hub/outbox"; \
+	echo "== the reply to the handoff"; cat "$$demo/hub/outbox/20260704t072000z-handoff-parser.result.md"; \
+	echo "== slopd status"; $(VENV)/bin/slopd status --hub "$$demo/hub" --state "$$demo/state"; \
+	echo "== slopd tail --id 20260704t073000z-instigate-tests"; \
+	$(VENV)/bin/slopd tail --hub "$$demo/hub" --state "$$demo/state" --id 20260704t073000z-instigate-tests
+
+lint: install
+	$(PY) -m ruff check slopd tests bench
+	$(PY) -m ruff format --check slopd tests bench
+	$(PY) -m mypy
+
+test: lint
+	$(PY) -m pytest -q
+
+test-slow: install
+	$(PY) -m pytest -q -m slow || [ $$? -eq 5 ]  # 5: no slow test selected

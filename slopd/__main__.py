@@ -1,0 +1,3 @@
+from slopd.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,293 @@
+"""The operator's configuration: TOML with exactly the keys of SPEC §8, strictly checked.
+
+Rules:
+1. An unknown key or a wrong type is a `ConfigError` naming the key (`executor.timeout`).
+2. No config file at the default path means the safe embedded defaults: ack, discuss and
+   index; execute requests are answered with an error.
+3. The config, the allowed-signers file and the state dir never live inside the hub: trusted
+   inputs must not be writable by the agents that write the hub.
+4. This is the only module that reads environment variables for defaults.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import socket
+import tomllib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+from slopd.core.envelope import ACTION_PATTERN, MAX_ENVELOPE_BYTES, PARTY_PATTERN
+from slopd.core.routing import Policy
+
+T = TypeVar("T")
+
+
+class ConfigError(Exception):
+    """The configuration or the set-up around it is unusable; the message names the key or path."""
+
+
+@dataclass(frozen=True, slots=True)
+class Command:
+    argv: tuple[str, ...]
+    timeout: float
+    max_parallel: int = 1
+    cwd: str | None = None
+    env: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Auth:
+    allowed_signers: Path | None = None
+    namespace: str = "slop"
+    max_age: float = 86400.0
+    sig_grace: float = 60.0
+
+
+@dataclass(frozen=True, slots=True)
+class Config:
+    names: tuple[str, ...]
+    max_envelope_bytes: int = MAX_ENVELOPE_BYTES
+    settle: float = 0.3
+    rescan_interval: float = 30.0
+    executor: Command | None = None
+    seats: Mapping[str, Command] = field(default_factory=dict)
+    actions: Mapping[str, Command] = field(default_factory=dict)
+    auth: Auth = field(default_factory=Auth)
+    notify: tuple[str, ...] | None = None
+    summarizer: tuple[str, ...] | None = None
+
+    @property
+    def watcher(self) -> str:
+        """The name replies are sent `from`: the first `watcher:NAME`, else the first name."""
+        return next((name for name in self.names if name.startswith("watcher:")), self.names[0])
+
+    def policy(self) -> Policy:
+        return Policy(
+            names=frozenset(self.names),
+            executor=self.executor is not None,
+            seats=frozenset(self.seats),
+        )
+
+
+def default_names() -> tuple[str, ...]:
+    host = re.sub(r"[^A-Za-z0-9._-]", "-", socket.gethostname().split(".")[0]) or "localhost"
+    return ("watcher", f"watcher:{host}")
+
+
+def default_config_path() -> Path:
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "slopd" / "config.toml"
+
+
+def default_state_dir(hub: Path) -> Path:
+    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    real = os.path.realpath(hub)
+    slug = re.sub(r"[^A-Za-z0-9._-]", "-", Path(real).name) or "hub"
+    return Path(base) / "slopd" / f"{slug}-{hashlib.sha256(real.encode()).hexdigest()[:10]}"
+
+
+def load(path: Path | None) -> Config:
+    """Read the config at `path`, or the default path; a missing default file means defaults."""
+    if path is None:
+        path = default_config_path()
+        if not path.exists():
+            return Config(names=default_names())
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise ConfigError(f"{path}: cannot read the config: {error}") from None
+    try:
+        return parse(text)
+    except ConfigError as error:
+        raise ConfigError(f"{path}: {error}") from None
+
+
+def parse(text: str) -> Config:
+    try:
+        document = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(f"not valid TOML: {error}") from None
+    table = _Table(document, "")
+    config = Config(
+        names=table.take("names", _names, default_names()),
+        max_envelope_bytes=table.take("max_envelope_bytes", _positive_int, MAX_ENVELOPE_BYTES),
+        settle=table.take("settle", _non_negative, 0.3),
+        rescan_interval=table.take("rescan_interval", _positive, 30.0),
+        executor=table.take("executor", _executor, None),
+        seats=table.take("seats", _named(PARTY_PATTERN, _seat), {}),
+        actions=table.take("actions", _named(ACTION_PATTERN, _action), {}),
+        auth=table.take("auth", _auth, Auth()),
+        notify=table.take("notify", _command_only, None),
+        summarizer=table.take("summarizer", _command_only, None),
+    )
+    table.finish()
+    return config
+
+
+class _Table:
+    """A TOML table being read: every key taken is checked; `finish` rejects the leftovers."""
+
+    def __init__(self, value: object, where: str) -> None:
+        if not isinstance(value, dict):
+            raise ConfigError(f"{where or 'the config'}: must be a table")
+        self.values: dict[str, Any] = dict(value)
+        self.where = where
+
+    def key(self, name: str) -> str:
+        return f"{self.where}.{name}" if self.where else name
+
+    def take(self, name: str, check: Callable[[object, str], T], default: T) -> T:
+        if name not in self.values:
+            return default
+        return check(self.values.pop(name), self.key(name))
+
+    def finish(self) -> None:
+        for name in self.values:
+            raise ConfigError(f"{self.key(name)}: unknown key")
+
+
+def _type_error(key: str, expected: str, value: object) -> ConfigError:
+    return ConfigError(f"{key}: expected {expected}, got {type(value).__name__} {value!r}")
+
+
+def _number(value: object, key: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise _type_error(key, "a number", value)
+    return float(value)
+
+
+def _positive(value: object, key: str) -> float:
+    number = _number(value, key)
+    if number <= 0:
+        raise ConfigError(f"{key}: must be greater than 0")
+    return number
+
+
+def _non_negative(value: object, key: str) -> float:
+    number = _number(value, key)
+    if number < 0:
+        raise ConfigError(f"{key}: must not be negative")
+    return number
+
+
+def _positive_int(value: object, key: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise _type_error(key, "an integer", value)
+    if value < 1:
+        raise ConfigError(f"{key}: must be at least 1")
+    return value
+
+
+def _string(value: object, key: str) -> str:
+    if not isinstance(value, str) or not value:
+        raise _type_error(key, "a non-empty string", value)
+    return value
+
+
+def _argv(value: object, key: str) -> tuple[str, ...]:
+    if not isinstance(value, list) or not value:
+        raise _type_error(key, "a non-empty list of strings (an argv)", value)
+    return tuple(_string(item, f"{key}[{index}]") for index, item in enumerate(value))
+
+
+def _names(value: object, key: str) -> tuple[str, ...]:
+    names = _argv(value, key)
+    for name in names:
+        if not PARTY_PATTERN.fullmatch(name):
+            raise ConfigError(f"{key}: {name!r} is not a valid recipient name")
+    return names
+
+
+def _env(value: object, key: str) -> dict[str, str]:
+    table = _Table(value, key)
+    return {name: _string(item, table.key(name)) for name, item in table.values.items()}
+
+
+def _command(value: object, key: str, *, timeout: float, extra: bool) -> Command:
+    table = _Table(value, key)
+    argv: tuple[str, ...] = table.take("command", _argv, tuple[str, ...]())
+    if not argv:
+        raise ConfigError(f"{key}.command: missing")
+    command = Command(
+        argv=argv,
+        timeout=table.take("timeout", _positive, timeout),
+        max_parallel=table.take("max_parallel", _positive_int, 1) if key == "executor" else 1,
+        cwd=table.take("cwd", _string, None) if extra else None,
+        env=table.take("env", _env, {}) if extra else {},
+    )
+    table.finish()
+    return command
+
+
+def _executor(value: object, key: str) -> Command:
+    return _command(value, key, timeout=1800.0, extra=False)
+
+
+def _seat(value: object, key: str) -> Command:
+    return _command(value, key, timeout=1800.0, extra=False)
+
+
+def _action(value: object, key: str) -> Command:
+    return _command(value, key, timeout=600.0, extra=True)
+
+
+def _command_only(value: object, key: str) -> tuple[str, ...]:
+    table = _Table(value, key)
+    argv: tuple[str, ...] = table.take("command", _argv, tuple[str, ...]())
+    if not argv:
+        raise ConfigError(f"{key}.command: missing")
+    table.finish()
+    return argv
+
+
+def _named(
+    pattern: re.Pattern[str], check: Callable[[object, str], Command]
+) -> Callable[[object, str], dict[str, Command]]:
+    def named(value: object, key: str) -> dict[str, Command]:
+        table = _Table(value, key)
+        for name in table.values:
+            if not pattern.fullmatch(name):
+                raise ConfigError(f"{table.key(name)}: not a valid name")
+        return {name: check(item, table.key(name)) for name, item in table.values.items()}
+
+    return named
+
+
+def _auth(value: object, key: str) -> Auth:
+    table = _Table(value, key)
+    auth = Auth(
+        allowed_signers=table.take("allowed_signers", lambda v, k: Path(_string(v, k)), None),
+        namespace=table.take("namespace", _string, "slop"),
+        max_age=table.take("max_age", _positive, 86400.0),
+        sig_grace=table.take("sig_grace", _non_negative, 60.0),
+    )
+    table.finish()
+    return auth
+
+
+def ensure_outside(hub: Path, path: Path, what: str) -> None:
+    """Refuse a trusted `path` that resolves inside the hub, by real path or by inode ancestry."""
+    real_hub = os.path.realpath(hub)
+    real = os.path.realpath(path)
+    if real == real_hub or real.startswith(real_hub.rstrip("/") + "/"):
+        raise ConfigError(f"{what} {path} is inside the hub {hub}: agents could rewrite it")
+    try:
+        hub_stat = os.stat(real_hub)
+    except OSError:
+        return
+    probe = Path(real)
+    while True:
+        try:
+            status = os.stat(probe)
+        except OSError:
+            status = None
+        if status is not None and (status.st_dev, status.st_ino) == (hub_stat.st_dev, hub_stat.st_ino):
+            raise ConfigError(f"{what} {path} is inside the hub {hub} (same directory by inode)")
+        if probe.parent == probe:
+            return
+        probe = probe.parent

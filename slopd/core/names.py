@@ -1,0 +1,76 @@
+"""What a name in a lane is, judged from the name alone (research §4).
+
+Rules, in order:
+1. Dotfiles, `~*` names and the temporary, partial and placeholder names of sync clients,
+   browsers and editors are `IGNORED` until renamed to a real name.
+2. Names ending `.md` or `.json` (any case) are `INPUT`s; in `authorized/`, `.md.sig` names are
+   `SIDECAR`s. Conflict copies are ordinary inputs: identity comes from the envelope's `id`.
+3. An input or sidecar whose name is not sane (undecodable, control or bidi characters, over
+   255 bytes) is `BAD_NAME`: it gets an error reply and is archived.
+4. Anything else is `OTHER`: left in place, logged once, listed by `slopd status`.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+import unicodedata
+from enum import StrEnum
+
+IGNORED_GLOBS = (
+    ".*",
+    "~*",
+    "#*#",
+    "*~",
+    "*.tmp",
+    "*.temp",
+    "*.part",
+    "*.partial",
+    "*.filepart",
+    "*.crdownload",
+    "*.download",
+    "*.swp",
+    "*.swo",
+    "*.swn",
+    "*.kate-swp",
+    "*.icloud",
+    "4913",
+    "desktop.ini",
+    "thumbs.db",
+    "icon?",
+)
+_IGNORED = re.compile("|".join(fnmatch.translate(glob) for glob in IGNORED_GLOBS), re.IGNORECASE)
+_BIDI_CONTROLS = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+
+class Kind(StrEnum):
+    IGNORED = "ignored"
+    INPUT = "input"
+    SIDECAR = "sidecar"
+    BAD_NAME = "bad-name"
+    OTHER = "other"
+
+
+def classify(name: str, *, lane: str) -> Kind:
+    """Say what the lane entry `name` is (`lane` is `inbox` or `authorized`)."""
+    if _IGNORED.fullmatch(name):
+        return Kind.IGNORED
+    lowered = name.lower()
+    if lane == "authorized" and lowered.endswith(".md.sig"):
+        kind = Kind.SIDECAR
+    elif lowered.endswith((".md", ".json")):
+        kind = Kind.INPUT
+    else:
+        return Kind.OTHER
+    return kind if is_sane(name) else Kind.BAD_NAME
+
+
+def is_sane(name: str) -> bool:
+    """Valid UTF-8, at most 255 bytes, no path separators, controls or bidi marks."""
+    try:
+        encoded = name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    if len(encoded) > 255 or "/" in name or "\\" in name:
+        return False
+    return not any(unicodedata.category(char) == "Cc" or char in _BIDI_CONTROLS for char in name)

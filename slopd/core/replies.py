@@ -1,0 +1,203 @@
+"""Replies (SPEC §5): the envelopes slopd writes into `outbox/`, their class and notification.
+
+Rules:
+1. A reply's id is derived from what it answers (`ID.ack`, `ID.result`, `ID.error`), so a
+   reply written again after a crash replaces itself instead of adding a second answer.
+2. Class: acks are `silent`; errors are `ping`; a result is `ping` up to 280 characters,
+   `hybrid` beyond, `deliverable` when the execution left files.
+3. The notification is never the whole payload: ping → the short text, hybrid → a summary of
+   at most 280 characters and the path, deliverable → the path only, silent → nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import UTC, datetime
+from enum import StrEnum
+
+from slopd.core import summary
+from slopd.core.envelope import PROTOCOL, Envelope
+
+SHORT_TEXT = 280
+
+
+class ReplyClass(StrEnum):
+    SILENT = "silent"
+    PING = "ping"
+    HYBRID = "hybrid"
+    DELIVERABLE = "deliverable"
+
+
+def timestamp(now: datetime) -> str:
+    """`created_at` for a reply: UTC, whole seconds, `Z`."""
+    return now.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def reply_id(original_id: str, kind: str) -> str:
+    """`ORIGINAL.KIND`, folded with a hash when that would pass the 128-character id limit."""
+    candidate = f"{original_id}.{kind}"
+    if len(candidate) <= 128:
+        return candidate
+    digest = hashlib.sha256(original_id.encode()).hexdigest()[:12]
+    return f"{original_id[: 126 - len(kind) - 13]}-{digest}.{kind}"
+
+
+def _reply(
+    *,
+    kind: str,
+    id: str,
+    to: str,
+    in_reply_to: str | None,
+    body: str,
+    reply_class: ReplyClass,
+    mode: str,
+    watcher: str,
+    now: datetime,
+    file: str | None = None,
+) -> Envelope:
+    extra: dict[str, str] = {"class": reply_class.value}
+    if file is not None:
+        extra["file"] = file
+    return Envelope(
+        protocol=PROTOCOL,
+        id=id,
+        type=kind,
+        sender=watcher,
+        to=to,
+        in_reply_to=in_reply_to,
+        created_at=timestamp(now),
+        auth="none",
+        mode=mode,
+        body=body,
+        extra=extra,
+    )
+
+
+def reply_class(reply: Envelope) -> ReplyClass:
+    return ReplyClass(str(reply.extra["class"]))
+
+
+def ack(*, answering: str, to: str, text: str, mode: str, watcher: str, now: datetime) -> Envelope:
+    return _reply(
+        kind="ack",
+        id=reply_id(answering, "ack"),
+        to=to,
+        in_reply_to=answering,
+        body=text + "\n",
+        reply_class=ReplyClass.SILENT,
+        mode=mode,
+        watcher=watcher,
+        now=now,
+    )
+
+
+def result(
+    *,
+    answering: str,
+    to: str,
+    text: str,
+    mode: str,
+    watcher: str,
+    now: datetime,
+    files: bool = False,
+) -> Envelope:
+    if files:
+        chosen = ReplyClass.DELIVERABLE
+    elif len(text.strip()) <= SHORT_TEXT:
+        chosen = ReplyClass.PING
+    else:
+        chosen = ReplyClass.HYBRID
+    return _reply(
+        kind="result",
+        id=reply_id(answering, "result"),
+        to=to,
+        in_reply_to=answering,
+        body=text,
+        reply_class=chosen,
+        mode=mode,
+        watcher=watcher,
+        now=now,
+    )
+
+
+def error(
+    *,
+    answering: str,
+    to: str,
+    reasons: list[str] | tuple[str, ...],
+    file: str,
+    mode: str,
+    watcher: str,
+    now: datetime,
+    headline: str = "Rejected",
+) -> Envelope:
+    return _reply(
+        kind="error",
+        id=reply_id(answering, "error"),
+        to=to,
+        in_reply_to=answering,
+        body=error_body(file, reasons, headline),
+        reply_class=ReplyClass.PING,
+        mode=mode,
+        watcher=watcher,
+        now=now,
+    )
+
+
+def invalid(
+    *,
+    file: str,
+    reasons: list[str] | tuple[str, ...],
+    digest: str,
+    id: str | None,
+    sender: str | None,
+    watcher: str,
+    now: datetime,
+) -> Envelope:
+    """The error for an input that is not a valid envelope; `in_reply_to` only if its id was valid."""
+    return _reply(
+        kind="error",
+        id=reply_id(id or "input", f"invalid-{digest[:12]}"),
+        to=sender or "human",
+        in_reply_to=id,
+        body=error_body(file, reasons),
+        reply_class=ReplyClass.PING,
+        mode="discuss",
+        watcher=watcher,
+        now=now,
+        file=file,
+    )
+
+
+def error_body(file: str, reasons: list[str] | tuple[str, ...], headline: str = "Rejected") -> str:
+    lines = "\n".join(f"- {reason}" for reason in reasons)
+    return f"{headline} `{file}`:\n\n{lines}\n"
+
+
+def _one_line(text: str, limit: int) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def notification(reply: Envelope, path: str) -> str | None:
+    """What the human sees for `reply`, written at `path` (relative to the hub)."""
+    match reply_class(reply):
+        case ReplyClass.SILENT:
+            return None
+        case ReplyClass.PING:
+            return _one_line(
+                f"{reply.type} for {reply.in_reply_to or reply.extra.get('file')}: {reply.body}", SHORT_TEXT
+            )
+        case ReplyClass.HYBRID:
+            gist = summary.first_sentences(reply.body) or summary.title(reply.body)
+            return f"{_one_line(gist, SHORT_TEXT)} — {path}"
+        case ReplyClass.DELIVERABLE:
+            return path.removesuffix(".md") + "/"
+
+
+def incoming(envelope: Envelope) -> str:
+    """The notification for a reply that arrived in the inbox."""
+    return _one_line(
+        f"{envelope.type} from {envelope.sender} for {envelope.in_reply_to}: {envelope.body}",
+        SHORT_TEXT,
+    )

@@ -1,0 +1,116 @@
+"""Routing (SPEC §4): what to do with one valid, new envelope. Pure and total.
+
+Rules, in order — the first that applies decides:
+1. Addressed to another watcher (`watcher:X` not among ours): `Leave` it in place.
+2. Anything in `authorized/`: `Reject` until signed orders are supported.
+3. A reply (`ack`, `result`, `error`): `Record` it; never reply to a reply.
+4. A recipient that is not ours, not `human` and not a seat: `Reject`.
+5. `action` outside `authorized/`: `Reject` — actions never run from the inbox.
+6. By type: `handshake`, `note` → `Acknowledge`; `query`, `handoff` → `Discuss`;
+   `instigate` → `Discuss` when it asks for discussion (`mode: discuss` or "discuss only") or
+   is addressed to the human, else `Execute` on the seat named by `to`, else on the executor,
+   else `Reject` (nothing configured to run it).
+Invalid inputs and duplicates never reach `decide`: the daemon answers those first.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+from slopd.core.envelope import REPLY_TYPES, Envelope, wants_discussion
+
+HUMAN = "human"
+EXECUTOR = "executor"
+
+
+class Lane(StrEnum):
+    INBOX = "inbox"
+    AUTHORIZED = "authorized"
+
+
+@dataclass(frozen=True, slots=True)
+class Policy:
+    """What this watcher is and what it may run; built from the config."""
+
+    names: frozenset[str]
+    executor: bool
+    seats: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True, slots=True)
+class Acknowledge:
+    """A silent `ack` and nothing else."""
+
+
+@dataclass(frozen=True, slots=True)
+class Discuss:
+    """A `result` carrying a summary; nothing runs."""
+
+
+@dataclass(frozen=True, slots=True)
+class Execute:
+    """An immediate silent `ack`, then run `target` (`executor` or a seat name)."""
+
+    target: str
+
+
+@dataclass(frozen=True, slots=True)
+class Record:
+    """A reply arriving: record it, notify the human, answer nothing."""
+
+
+@dataclass(frozen=True, slots=True)
+class Reject:
+    """An `error` reply saying `reason`; nothing runs."""
+
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Leave:
+    """Not ours: leave the file in place for the watcher it names."""
+
+    reason: str
+
+
+Decision = Acknowledge | Discuss | Execute | Record | Reject | Leave
+
+
+def decide(envelope: Envelope, lane: Lane, policy: Policy) -> Decision:
+    """Apply the rules of the module docstring to one envelope."""
+    to = envelope.to
+    if to.startswith("watcher:") and to not in policy.names:
+        return Leave(f"addressed to {to}, another watcher")
+    if lane is Lane.AUTHORIZED:
+        return Reject("signed orders in authorized/ are not supported yet; nothing was run")
+    if envelope.type in REPLY_TYPES:
+        return Record()
+    ours = to in policy.names
+    if not (ours or to == HUMAN or to in policy.seats):
+        known = ", ".join(sorted(policy.names | policy.seats | {HUMAN}))
+        return Reject(f"unknown recipient {to!r}: this watcher handles {known}")
+    if envelope.action is not None:
+        return Reject("'action' is allowed only on signed orders in authorized/; nothing was run")
+    if envelope.type in ("handshake", "note"):
+        return Acknowledge()
+    if envelope.type != "instigate" or wants_discussion(envelope) or to == HUMAN:
+        return Discuss()
+    if to in policy.seats:
+        return Execute(to)
+    if policy.executor:
+        return Execute(EXECUTOR)
+    return Reject("no executor is configured on this watcher; nothing was run")
+
+
+def requested_mode(envelope: Envelope) -> str:
+    """The mode the sender asked for: `execute` only for an instigate not asking to discuss."""
+    if envelope.type == "instigate" and not wants_discussion(envelope):
+        return "execute"
+    return "discuss"
+
+
+def label(decision: Decision) -> str:
+    """A short name for the ledger and the log: `acknowledge`, `execute:executor`, …"""
+    name = type(decision).__name__.lower()
+    return f"{name}:{decision.target}" if isinstance(decision, Execute) else name

@@ -1,0 +1,703 @@
+"""The daemon: the one module that knows the whole life of an input.
+
+Order of effects for one input (SPEC §7): ledger `received` → (ack) → `executing` → run →
+`finished` (outcome stored) → reply written → ledger `done` → moved to `archive/`.
+
+Rules:
+1. The main loop owns the hub, the ledger and every reply; worker threads only run commands.
+2. A file is read once it has settled (size, mtime and inode unchanged for `settle`), or at
+   once when its last write is already older than `settle`.
+3. An input never crashes the loop: any unexpected failure is logged and the file stays for
+   the next scan.
+4. At start, an id left `executing` is answered `interrupted, not retried`; everything else
+   unfinished is resumed from its ledger status.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from slopd import executor, log
+from slopd.config import Command, Config
+from slopd.core import notes, replies, summary
+from slopd.core.envelope import Envelope, EnvelopeError, parse, render
+from slopd.core.names import Kind, classify
+from slopd.core.routing import (
+    EXECUTOR,
+    Acknowledge,
+    Decision,
+    Discuss,
+    Execute,
+    Lane,
+    Leave,
+    Record,
+    Reject,
+    decide,
+    label,
+    requested_mode,
+)
+from slopd.executor import RunResult
+from slopd.hub import INPUT_LANES, Entry, Hub, LaneError, Unreadable, has_files
+from slopd.jobs import Job, JobPool
+from slopd.ledger import Ledger, Row
+
+SUMMARIZER = "summarizer"
+SUMMARIZER_TIMEOUT = 120.0
+NOTIFY_TIMEOUT = 10.0
+INTERRUPTED = "interrupted, not retried: slopd stopped while the command ran"
+Runner = Callable[..., RunResult]
+
+
+@dataclass(frozen=True, slots=True)
+class Where:
+    """An input file: its lane, its name, and the inode that was read (None: not read now)."""
+
+    lane: str
+    name: str
+    inode: int | None = None
+
+    @property
+    def path(self) -> str:
+        return f"{self.lane}/{ascii(self.name)[1:-1]}"
+
+
+@dataclass
+class _Settling:
+    signature: tuple[int, int, int, int]
+    since: float
+
+
+class Daemon:
+    def __init__(
+        self,
+        *,
+        hub: Hub,
+        ledger: Ledger,
+        config: Config,
+        state_dir: Path,
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+        runner: Runner = executor.run,
+    ) -> None:
+        self.hub, self.ledger, self.config, self.state_dir = hub, ledger, config, state_dir
+        self.clock, self.runner = clock, runner
+        self.policy = config.policy()
+        self.log = log.get()
+        self.wakeup = threading.Event()
+        limits = {EXECUTOR: config.executor.max_parallel if config.executor else 1, SUMMARIZER: 2}
+        self.jobs = JobPool(limits, wake=self.wakeup.set, before_start=self._before_start)
+        self.settling: dict[tuple[str, str], _Settling] = {}
+        self.quiet: dict[tuple[str, str], tuple[int, int, int, int]] = {}
+        self.in_flight: set[tuple[str, str]] = set()
+        self.failed: set[tuple[str, str]] = set()
+        self.reload: Callable[[], Config] | None = None
+        self.reload_requested = False
+
+    # -- the loop ------------------------------------------------------------------------
+
+    def run(self, *, stop: threading.Event, once: bool = False, grace: float = 30.0) -> None:
+        self.recover()
+        next_scan = 0.0
+        while not stop.is_set():
+            if self.reload_requested:
+                self._reload()
+            if time.monotonic() >= next_scan:
+                self.scan()
+                next_scan = time.monotonic() + self.config.rescan_interval
+            next_settle = self.process_settled()
+            self.finish_jobs()
+            if once and not self.settling and not self.jobs.busy():
+                break
+            deadline = min(next_scan, next_settle)
+            self.wakeup.wait(timeout=max(deadline - time.monotonic(), 0.0))
+            self.wakeup.clear()
+        self.shutdown(grace)
+
+    def _reload(self) -> None:
+        """SIGHUP: take the new config, or keep the old one and say which key is wrong."""
+        self.reload_requested = False
+        if self.reload is None:
+            return
+        try:
+            config = self.reload()
+        except Exception as error:  # any failure keeps the running config
+            self.log.error("config.reload_failed", reason=str(error))
+            return
+        self.config, self.policy = config, config.policy()
+        self.jobs.set_limit(EXECUTOR, config.executor.max_parallel if config.executor else 1)
+        self.log.info("config.reloaded")
+
+    def now(self) -> str:
+        return replies.timestamp(self.clock())
+
+    def scan(self) -> None:
+        """List the input lanes and note every candidate file; forget what has gone."""
+        present: set[tuple[str, str]] = set()
+        self.failed.clear()
+        for lane in INPUT_LANES:
+            try:
+                entries = self.hub.scan(lane)
+            except (LaneError, OSError) as error:
+                self.log.error("lane.unreadable", lane=lane, reason=str(error))
+                continue
+            for entry in entries:
+                present.add((lane, entry.name))
+                self._consider(lane, entry)
+        for gone in [where for where in self.settling if where not in present]:
+            del self.settling[gone]
+        for gone in [where for where in self.quiet if where not in present]:
+            del self.quiet[gone]
+
+    def _consider(self, lane: str, entry: Entry) -> None:
+        where = (lane, entry.name)
+        if where in self.in_flight or where in self.settling or where in self.failed:
+            return
+        if self.quiet.get(where) == entry.signature:
+            return
+        kind = classify(entry.name, lane=lane)
+        if kind in (Kind.IGNORED, Kind.OTHER, Kind.SIDECAR):
+            self.quiet[where] = entry.signature
+            if kind is Kind.OTHER:
+                self.log.info("file.unrecognized", lane=lane, file=entry.name)
+            return
+        since = time.monotonic()
+        age = time.time() - entry.stat.st_mtime
+        if age >= self.config.settle:
+            since -= self.config.settle
+        self.settling[where] = _Settling(entry.signature, since)
+
+    def process_settled(self) -> float:
+        """Handle every candidate that has settled; return when the next one may be ready."""
+        next_check = float("inf")
+        for where, settling in list(self.settling.items()):
+            ready_at = settling.since + self.config.settle
+            if time.monotonic() < ready_at:
+                next_check = min(next_check, ready_at)
+                continue
+            lane, name = where
+            status = self.hub.lstat(lane, name)
+            if status is None:
+                del self.settling[where]
+                continue
+            entry = Entry(name, status)
+            if entry.signature != settling.signature:
+                self.settling[where] = _Settling(entry.signature, time.monotonic())
+                next_check = min(next_check, time.monotonic() + self.config.settle)
+                continue
+            del self.settling[where]
+            self.handle(lane, entry)
+        return next_check
+
+    # -- one input -----------------------------------------------------------------------
+
+    def handle(self, lane: str, entry: Entry) -> None:
+        bound = self.log.bind(lane=lane, file=entry.name)
+        try:
+            self._handle(lane, entry, bound)
+        except Exception:  # one bad input must never stop the loop
+            bound.exception("envelope.failed")
+            self.failed.add((lane, entry.name))  # retried at the next full scan, not in a hot loop
+
+    def _handle(self, lane: str, entry: Entry, bound: Any) -> None:
+        where = Where(lane, entry.name, entry.stat.st_ino)
+        if classify(entry.name, lane=lane) is Kind.BAD_NAME:
+            reason = "has a name that is not valid UTF-8, is over 255 bytes, or has control characters"
+            self._reject_unreadable(where, entry, reason, bound)
+            return
+        if entry.stat.st_nlink > 1 and self._finish_interrupted_archive(where, bound):
+            return
+        contents = self.hub.read(lane, entry.name, self.config.max_envelope_bytes)
+        if isinstance(contents, Unreadable):
+            self._reject_unreadable(where, entry, contents.reason, bound)
+            return
+        where = Where(lane, entry.name, contents.stat.st_ino)
+        sha = hashlib.sha256(contents.data).hexdigest()
+        try:
+            envelope = parse(contents.data, name=entry.name, max_bytes=self.config.max_envelope_bytes)
+        except EnvelopeError as error:
+            identity = f"{lane}\0{entry.name}\0{sha}".encode(errors="surrogateescape")
+            key = "invalid:" + hashlib.sha256(identity).hexdigest()
+            self._answer_invalid(where, key, sha, error.reasons, error.id, error.sender, bound)
+            return
+        self._accept(where, entry, sha, envelope, bound.bind(id=envelope.id, type=envelope.type))
+
+    def _finish_interrupted_archive(self, where: Where, bound: Any) -> bool:
+        """A second link to an archived copy is a move cut short by a crash: finish it."""
+        for target in self.ledger.archive_paths(where.lane, where.name):
+            if self.hub.is_archived_copy(where.lane, where.name, target):
+                self.hub.archive(where.lane, where.name, target)
+                bound.info("envelope.archived", archive=target, resumed=True)
+                return True
+        return False
+
+    def _reject_unreadable(self, where: Where, entry: Entry, reason: str, bound: Any) -> None:
+        status = entry.stat
+        identity = (
+            f"{where.lane}\0{where.name}\0{reason}\0{status.st_ino}\0{status.st_size}\0{status.st_mtime_ns}"
+        ).encode(errors="surrogateescape")
+        key = "invalid:" + hashlib.sha256(identity).hexdigest()
+        self._answer_invalid(where, key, "", [f"the file {reason}"], None, None, bound)
+
+    def _answer_invalid(
+        self,
+        where: Where,
+        key: str,
+        sha: str,
+        reasons: tuple[str, ...] | list[str],
+        id_: str | None,
+        sender: str | None,
+        bound: Any,
+    ) -> None:
+        row = self.ledger.get(key)
+        if row is None:
+            self.ledger.insert(
+                key=key,
+                id=id_,
+                lane=where.lane,
+                file=where.name,
+                sha256=sha,
+                type=None,
+                sender=sender,
+                mode=None,
+                decision="invalid",
+                now=self.now(),
+            )
+            bound.warning("envelope.invalid", id=id_, reasons=list(reasons))
+        elif row.status == "done":
+            self._archive(key, where, bound)
+            return
+        reply = replies.invalid(
+            file=where.path,
+            reasons=reasons,
+            digest=key.removeprefix("invalid:"),
+            id=id_,
+            sender=sender,
+            watcher=self.config.watcher,
+            now=self.clock(),
+        )
+        self._complete(key, where, reply, row.replies if row else (), bound)
+
+    def _accept(self, where: Where, entry: Entry, sha: str, envelope: Envelope, bound: Any) -> None:
+        row = self.ledger.get(envelope.id)
+        if row is not None:
+            if (row.lane, row.file, row.sha256) == (where.lane, where.name, sha) and row.archive is None:
+                self._resume(row, where, envelope, bound)
+            else:
+                self._duplicate(where, sha, envelope, bound)
+            return
+        decision = decide(envelope, Lane(where.lane), self.policy)
+        if isinstance(decision, Leave):
+            bound.info("envelope.left", reason=decision.reason)
+            self.quiet[(where.lane, where.name)] = entry.signature
+            return
+        mode = requested_mode(envelope)
+        self.ledger.insert(
+            key=envelope.id,
+            id=envelope.id,
+            lane=where.lane,
+            file=where.name,
+            sha256=sha,
+            type=envelope.type,
+            sender=envelope.sender,
+            mode=mode,
+            decision=label(decision),
+            now=self.now(),
+        )
+        bound.info("envelope.received", sha256=sha, mode=mode)
+        bound.info("envelope.routed", decision=label(decision))
+        self._perform(envelope, decision, where, (), bound)
+
+    def _duplicate(self, where: Where, sha: str, envelope: Envelope, bound: Any) -> None:
+        target = self.hub.archive_target(where.name, self.clock())
+        self.ledger.add_duplicate(
+            id=envelope.id, lane=where.lane, file=where.name, sha256=sha, archive=target, now=self.now()
+        )
+        self.hub.archive(where.lane, where.name, target)
+        bound.info("envelope.duplicate", archive=target)
+        self._archive_sidecar(where.lane, envelope, bound)
+
+    def _resume(self, row: Row, where: Where, envelope: Envelope, bound: Any) -> None:
+        bound.info("envelope.resumed", status=row.status)
+        decision = decide(envelope, Lane(where.lane), self.policy)
+        if row.status == "received" or (row.status == "queued" and not isinstance(decision, Execute)):
+            self._perform(envelope, decision, where, row.replies, bound)
+        elif row.status == "queued":
+            self._submit(envelope, decision, where)
+        elif row.status in ("executing", "finished"):
+            self._answer_outcome(
+                row, row.outcome or {"kind": "error", "reasons": [INTERRUPTED]}, where, bound, envelope
+            )
+        else:
+            self._archive(row.key, where, bound, envelope)
+
+    def _perform(
+        self,
+        envelope: Envelope,
+        decision: Decision,
+        where: Where,
+        sent: tuple[str, ...],
+        bound: Any,
+    ) -> None:
+        key, sender, watcher, now = envelope.id, envelope.sender, self.config.watcher, self.clock()
+        match decision:
+            case Acknowledge():
+                if envelope.type == "note":
+                    self._index_note(envelope, bound)
+                    text = "Note indexed into notes/INDEX.md."
+                else:
+                    text = f"Handshake received by {watcher}."
+                reply = replies.ack(
+                    answering=key, to=sender, text=text, mode="discuss", watcher=watcher, now=now
+                )
+                self._complete(key, where, reply, sent, bound, envelope)
+            case Discuss() if self.config.summarizer is not None:
+                self._submit(envelope, decision, where)
+            case Discuss():
+                reply = replies.result(
+                    answering=key,
+                    to=sender,
+                    text=summary.summarize(envelope),
+                    mode="discuss",
+                    watcher=watcher,
+                    now=now,
+                )
+                self._complete(key, where, reply, sent, bound, envelope)
+            case Execute(target):
+                if replies.reply_id(key, "ack") not in sent:
+                    what = "the executor" if target == EXECUTOR else f"seat {target}"
+                    self._send(
+                        key,
+                        replies.ack(
+                            answering=key,
+                            to=sender,
+                            mode="execute",
+                            text=f"Accepted: running {what}.",
+                            watcher=watcher,
+                            now=now,
+                        ),
+                        bound,
+                    )
+                self.ledger.advance(key, "queued", now=self.now())
+                self._submit(envelope, decision, where)
+            case Record():
+                self._notify(replies.incoming(envelope), bound)
+                self.ledger.advance(key, "done", now=self.now())
+                self._archive(key, where, bound, envelope)
+            case Reject(reason):
+                reply = replies.error(
+                    answering=key,
+                    to=sender,
+                    reasons=[reason],
+                    file=where.path,
+                    mode=requested_mode(envelope),
+                    watcher=watcher,
+                    now=now,
+                )
+                self._complete(key, where, reply, sent, bound, envelope)
+            case Leave():  # pragma: no cover  # answered before _perform is reached
+                pass
+
+    def _complete(
+        self,
+        key: str,
+        where: Where,
+        reply: Envelope,
+        sent: tuple[str, ...],
+        bound: Any,
+        envelope: Envelope | None = None,
+        files: Path | None = None,
+    ) -> None:
+        """Write the terminal reply (unless already written), mark done, archive."""
+        if reply.id not in sent:
+            self._send(key, reply, bound, files)
+        self.ledger.advance(key, "done", now=self.now())
+        self._archive(key, where, bound, envelope)
+
+    def _send(self, key: str, reply: Envelope, bound: Any, files: Path | None = None) -> None:
+        path = f"outbox/{reply.id}.md"
+        if files is not None:
+            count = self.hub.copy_tree(files, "outbox", reply.id)
+            bound.info("deliverable.written", path=f"outbox/{reply.id}/", files=count)
+        self.hub.write("outbox", f"{reply.id}.md", render(reply))
+        reply_class = replies.reply_class(reply)
+        self.ledger.add_reply(
+            key,
+            reply_id=reply.id,
+            in_reply_to=reply.in_reply_to,
+            type=reply.type,
+            reply_class=reply_class,
+            path=path,
+            now=self.now(),
+        )
+        bound.info("reply.written", reply=reply.id, reply_type=reply.type, reply_class=reply_class)
+        text = replies.notification(reply, path)
+        if text is not None:
+            self._notify(text, bound)
+
+    def _archive(self, key: str, where: Where, bound: Any, envelope: Envelope | None = None) -> None:
+        """Archive the input, but only the very file that was read (same inode)."""
+        status = self.hub.lstat(where.lane, where.name)
+        if where.inode is not None and status is not None:
+            if status.st_ino != where.inode:
+                bound.warning("envelope.replaced", reason="a new file took its name; read next scan")
+            else:
+                target = self.hub.archive_target(where.name, self.clock())
+                self.ledger.advance(key, "done", now=self.now(), archive=target)
+                self.hub.archive(where.lane, where.name, target)
+                bound.info("envelope.archived", archive=target)
+        if envelope is not None:
+            self._archive_sidecar(where.lane, envelope, bound)
+
+    def _archive_sidecar(self, lane: str, envelope: Envelope, bound: Any) -> None:
+        sidecar = envelope.sidecar
+        if lane == "authorized" and sidecar and self.hub.exists(lane, sidecar):
+            target = self.hub.archive_target(sidecar, self.clock())
+            self.hub.archive(lane, sidecar, target)
+            bound.info("sidecar.archived", sidecar=sidecar, archive=target)
+
+    def _index_note(self, envelope: Envelope, bound: Any) -> None:
+        self.ledger.add_note(notes.from_envelope(envelope), now=self.now())
+        self.hub.write("notes", "INDEX.md", notes.render_index(self.ledger.notes()).encode())
+        bound.info("note.indexed")
+
+    def _notify(self, text: str, bound: Any) -> None:
+        bound.info("notify", text=text)
+        argv = self.config.notify
+        if argv is not None:
+            threading.Thread(
+                target=self.runner,
+                args=(argv,),
+                daemon=True,
+                kwargs={
+                    "stdin": text.encode(),
+                    "env": executor.child_environment({}),
+                    "timeout": NOTIFY_TIMEOUT,
+                },
+            ).start()
+
+    # -- jobs ----------------------------------------------------------------------------
+
+    def _command_for(self, target: str) -> Command:
+        if target == EXECUTOR:
+            assert self.config.executor is not None
+            return self.config.executor
+        return self.config.seats[target]
+
+    def _submit(self, envelope: Envelope, decision: Decision, where: Where) -> None:
+        kind, target = (
+            ("execute", decision.target) if isinstance(decision, Execute) else ("summarize", SUMMARIZER)
+        )
+        job = Job(
+            key=envelope.id,
+            kind=kind,
+            target=target,
+            envelope=envelope,
+            lane=where.lane,
+            file=where.name,
+            inode=where.inode or 0,
+            start=self._run_command,
+        )
+        self.in_flight.add((where.lane, where.name))
+        self.jobs.submit(job)
+
+    def _before_start(self, job: Job) -> None:
+        """On the main loop, just before the job's thread starts: the at-most-once point."""
+        if job.kind == "execute":
+            self.ledger.advance(job.key, "executing", now=self.now())
+            self.log.info("execution.started", id=job.key, lane=job.lane, file=job.file, target=job.target)
+
+    def run_dir(self, envelope_id: str) -> Path:
+        return self.state_dir / "runs" / envelope_id
+
+    def _run_command(self, job: Job) -> RunResult:
+        """In a worker thread: run the executor, a seat or the summarizer for one envelope."""
+        envelope = job.envelope
+        if job.kind == "execute":
+            command = self._command_for(job.target)
+            argv, timeout, extra_env = command.argv, command.timeout, command.env
+        else:
+            assert self.config.summarizer is not None
+            argv, timeout, extra_env = self.config.summarizer, SUMMARIZER_TIMEOUT, {}
+        run_dir = self.run_dir(envelope.id)
+        shutil.rmtree(run_dir, ignore_errors=True)
+        out_dir = run_dir / "out"
+        out_dir.mkdir(parents=True)
+        slop = {
+            "SLOP_ID": envelope.id,
+            "SLOP_FROM": envelope.sender,
+            "SLOP_TO": envelope.to,
+            "SLOP_TYPE": envelope.type,
+            "SLOP_HUB": str(self.hub.root),
+            "SLOP_OUT_DIR": str(out_dir),
+        }
+        job.context["timeout"] = timeout
+        return self.runner(
+            argv,
+            stdin=envelope.body.encode(),
+            env=executor.child_environment(slop, extra_env),
+            timeout=timeout,
+            cwd=run_dir,
+            cancel=job.cancel,
+        )
+
+    def finish_jobs(self) -> None:
+        for job in self.jobs.collect():
+            bound = self.log.bind(id=job.key, lane=job.lane, file=job.file, type=job.envelope.type)
+            self.in_flight.discard((job.lane, job.file))
+            try:
+                self._finish(job, bound)
+            except Exception:  # the loop outlives a failed reply; the next start resumes it
+                bound.exception("job.failed")
+
+    def _finish(self, job: Job, bound: Any) -> None:
+        result = job.result
+        assert result is not None
+        if job.kind == "summarize":
+            text = result.stdout.decode("utf-8", "replace").strip() if result.ok else ""
+            if not text:
+                bound.warning("summarizer.failed", exit_code=result.exit_code, timed_out=result.timed_out)
+                text = summary.summarize(job.envelope)
+            reply = replies.result(
+                answering=job.key,
+                to=job.envelope.sender,
+                text=text + "\n",
+                mode="discuss",
+                watcher=self.config.watcher,
+                now=self.clock(),
+            )
+            row = self.ledger.get(job.key)
+            self._complete(job.key, self._where(job), reply, row.replies if row else (), bound, job.envelope)
+            return
+        outcome = self._outcome(job, result)
+        bound.info(
+            "execution.finished",
+            exit_code=result.exit_code,
+            timed_out=result.timed_out,
+            cancelled=result.cancelled,
+            outcome=outcome["kind"],
+        )
+        self.ledger.advance(job.key, "finished", now=self.now(), outcome=outcome)
+        row = self.ledger.get(job.key)
+        assert row is not None
+        self._answer_outcome(row, outcome, self._where(job), bound, job.envelope)
+
+    @staticmethod
+    def _where(job: Job) -> Where:
+        return Where(job.lane, job.file, job.inode)
+
+    def _outcome(self, job: Job, result: RunResult) -> dict[str, Any]:
+        if result.start_error is not None:
+            return {"kind": "error", "reasons": [f"could not start the command: {result.start_error}"]}
+        if result.cancelled:
+            return {"kind": "error", "reasons": [INTERRUPTED]}
+        if result.timed_out:
+            timeout = job.context.get("timeout")
+            return {
+                "kind": "error",
+                "reasons": [f"timed out after {timeout:g} s; its process group was killed"],
+            }
+        if result.exit_code != 0:
+            tail = result.stderr_tail.decode("utf-8", "replace").strip().splitlines()[-20:]
+            reasons = [f"the command exited with code {result.exit_code}"]
+            if tail:
+                reasons.append("stderr ends with:\n\n  " + "\n  ".join(tail))
+            return {"kind": "error", "reasons": reasons}
+        text = result.stdout.decode("utf-8", "replace")
+        if result.truncated:
+            text += f"\n\n[output truncated at {len(result.stdout)} bytes]\n"
+        return {
+            "kind": "result",
+            "text": text or "(no output)\n",
+            "files": has_files(self.run_dir(job.key) / "out"),
+        }
+
+    def _answer_outcome(
+        self, row: Row, outcome: dict[str, Any], where: Where, bound: Any, envelope: Envelope | None = None
+    ) -> None:
+        assert row.id is not None
+        assert row.sender is not None
+        watcher, now = self.config.watcher, self.clock()
+        if row.status != "finished":
+            self.ledger.advance(row.key, "finished", now=self.now(), outcome=outcome)
+        files = self.run_dir(row.id) / "out" if outcome.get("files") else None
+        if outcome["kind"] == "result":
+            reply = replies.result(
+                answering=row.id,
+                to=row.sender,
+                text=outcome["text"],
+                mode="execute",
+                watcher=watcher,
+                now=now,
+                files=files is not None and files.is_dir(),
+            )
+        else:
+            reply = replies.error(
+                answering=row.id,
+                to=row.sender,
+                reasons=outcome["reasons"],
+                file=where.path,
+                mode="execute",
+                watcher=watcher,
+                now=now,
+                headline="Execution failed for",
+            )
+        self._complete(
+            row.key,
+            where,
+            reply,
+            row.replies,
+            bound,
+            envelope,
+            files if files is not None and files.is_dir() else None,
+        )
+        shutil.rmtree(self.run_dir(row.id), ignore_errors=True)
+
+    # -- start and stop ------------------------------------------------------------------
+
+    def recover(self) -> None:
+        """Answer what a crash left unanswered; files still in lanes are resumed by the scan."""
+        for removed in self.hub.remove_temps():
+            self.log.info("temp.removed", path=removed)
+        for row in self.ledger.unfinished():
+            bound = self.log.bind(id=row.id, lane=row.lane, file=row.file)
+            where = Where(row.lane, row.file)  # no inode: the scan archives it after a sha check
+            if row.status == "executing":
+                bound.warning("execution.interrupted")
+                self._answer_outcome(row, {"kind": "error", "reasons": [INTERRUPTED]}, where, bound)
+            elif row.status == "finished" and row.outcome is not None:
+                self._answer_outcome(row, row.outcome, where, bound)
+            elif not self.hub.exists(row.lane, row.file) and row.id is not None and row.sender:
+                reason = "the input file vanished from the hub before it was handled; nothing was run"
+                reply = replies.error(
+                    answering=row.id,
+                    to=row.sender,
+                    reasons=[reason],
+                    file=where.path,
+                    mode=row.mode or "discuss",
+                    watcher=self.config.watcher,
+                    now=self.clock(),
+                )
+                self._complete(row.key, where, reply, row.replies, bound)
+
+    def shutdown(self, grace: float) -> None:
+        """Stop taking work; let running jobs finish within `grace`, then cancel them."""
+        for job in self.jobs.drop_waiting():
+            self.in_flight.discard((job.lane, job.file))
+        deadline = time.monotonic() + grace
+        while self.jobs.running() and time.monotonic() < deadline:
+            self.wakeup.wait(timeout=min(0.1, max(deadline - time.monotonic(), 0.0)))
+            self.wakeup.clear()
+            self.finish_jobs()
+        if self.jobs.running():
+            self.jobs.cancel_all()
+            while self.jobs.running():
+                self.wakeup.wait(timeout=0.1)
+                self.wakeup.clear()
+                self.finish_jobs()
