@@ -114,7 +114,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     started = log.get().bind(hub=str(hub_root), state=str(state), pid=os.getpid())
     started.info("daemon.started", once=args.once)
     try:
-        daemon.run(stop=stop, once=args.once, grace=args.grace)
+        daemon.run(stop=stop, once=args.once, grace=args.grace, polling=args.polling)
     finally:
         ledger.close()
         hub.close()
@@ -263,7 +263,9 @@ def build_parser() -> argparse.ArgumentParser:
     hub_and_state(sub)
     sub.add_argument("--config", help="TOML config (default $XDG_CONFIG_HOME/slopd/config.toml)")
     sub.add_argument("--once", action="store_true", help="drain what is there, then exit")
-    sub.add_argument("--polling", action="store_true", help="rely on periodic scans only")
+    sub.add_argument(
+        "--polling", action="store_true", help="poll the lanes (network/FUSE filesystems without events)"
+    )
     sub.add_argument("--log-file", help="log file (default STATE/slopd.log)")
     sub.add_argument("--log-level", default="info", choices=log.LEVELS)
     sub.add_argument(

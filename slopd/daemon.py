@@ -16,6 +16,7 @@ Rules:
 from __future__ import annotations
 
 import hashlib
+import queue
 import shutil
 import threading
 import time
@@ -29,7 +30,7 @@ from slopd import executor, log
 from slopd.config import Command, Config
 from slopd.core import notes, replies, summary
 from slopd.core.envelope import Envelope, EnvelopeError, parse, render
-from slopd.core.names import Kind, classify
+from slopd.core.names import Kind, classify, is_sane
 from slopd.core.routing import (
     EXECUTOR,
     Acknowledge,
@@ -45,14 +46,17 @@ from slopd.core.routing import (
     requested_mode,
 )
 from slopd.executor import RunResult
-from slopd.hub import INPUT_LANES, Entry, Hub, LaneError, Unreadable, has_files
+from slopd.hub import INPUT_LANES, Entry, Hub, Unreadable, has_files
+from slopd.intake import Intake
 from slopd.jobs import Job, JobPool
 from slopd.ledger import Ledger, Row
+from slopd.watcher import Hint, Notice, Watcher
 
 SUMMARIZER = "summarizer"
 SUMMARIZER_TIMEOUT = 120.0
 NOTIFY_TIMEOUT = 10.0
 INTERRUPTED = "interrupted, not retried: slopd stopped while the command ran"
+WRITER_TIMEOUT = 30.0
 Runner = Callable[..., RunResult]
 
 
@@ -66,13 +70,8 @@ class Where:
 
     @property
     def path(self) -> str:
-        return f"{self.lane}/{ascii(self.name)[1:-1]}"
-
-
-@dataclass
-class _Settling:
-    signature: tuple[int, int, int, int]
-    since: float
+        """`lane/name`, with an unsafe name (undecodable, control characters) escaped."""
+        return f"{self.lane}/{self.name if is_sane(self.name) else ascii(self.name)[1:-1]}"
 
 
 class Daemon:
@@ -93,32 +92,81 @@ class Daemon:
         self.wakeup = threading.Event()
         limits = {EXECUTOR: config.executor.max_parallel if config.executor else 1, SUMMARIZER: 2}
         self.jobs = JobPool(limits, wake=self.wakeup.set, before_start=self._before_start)
-        self.settling: dict[tuple[str, str], _Settling] = {}
-        self.quiet: dict[tuple[str, str], tuple[int, int, int, int]] = {}
         self.in_flight: set[tuple[str, str]] = set()
-        self.failed: set[tuple[str, str]] = set()
+        self.notices: queue.SimpleQueue[Notice] = queue.SimpleQueue()
+        self.watcher: Watcher | None = None
+        self.intake = Intake(settle=config.settle, writer_timeout=WRITER_TIMEOUT, track_writers=False)
         self.reload: Callable[[], Config] | None = None
         self.reload_requested = False
 
     # -- the loop ------------------------------------------------------------------------
 
-    def run(self, *, stop: threading.Event, once: bool = False, grace: float = 30.0) -> None:
+    def run(
+        self, *, stop: threading.Event, once: bool = False, grace: float = 30.0, polling: bool = False
+    ) -> None:
+        """Recover, then scan and serve until `stop` (or, with `once`, until nothing is left)."""
         self.recover()
+        if not once:
+            self._start_watcher(polling)
         next_scan = 0.0
-        while not stop.is_set():
-            if self.reload_requested:
-                self._reload()
-            if time.monotonic() >= next_scan:
-                self.scan()
-                next_scan = time.monotonic() + self.config.rescan_interval
-            next_settle = self.process_settled()
-            self.finish_jobs()
-            if once and not self.settling and not self.jobs.busy():
-                break
-            deadline = min(next_scan, next_settle)
-            self.wakeup.wait(timeout=max(deadline - time.monotonic(), 0.0))
-            self.wakeup.clear()
+        try:
+            while not stop.is_set():
+                if self.reload_requested:
+                    self._reload()
+                if self._take_notices() or not self._watcher_healthy():
+                    next_scan = 0.0
+                if time.monotonic() >= next_scan:
+                    self.scan()
+                    next_scan = time.monotonic() + self.config.rescan_interval
+                self.process_due()
+                self.finish_jobs()
+                if once and not len(self.intake) and not self.jobs.busy():
+                    break
+                deadline = min(next_scan, self.intake.next_deadline())
+                self.wakeup.wait(timeout=max(deadline - time.monotonic(), 0.0))
+                self.wakeup.clear()
+        finally:
+            if self.watcher is not None:
+                self.watcher.stop()
         self.shutdown(grace)
+
+    def _start_watcher(self, polling: bool) -> None:
+        def put(notice: Notice) -> None:
+            self.notices.put(notice)
+            self.wakeup.set()
+
+        self.watcher = Watcher(self.hub.root, INPUT_LANES, polling=polling, put=put)
+        self.watcher.start()
+        self.intake.track_writers = self.watcher.reports_close
+        for error in self.watcher.errors:
+            self.log.error("watcher.unavailable", reason=error, fallback="rescans only")
+        self.log.info("watcher.started", polling=polling)
+
+    def _watcher_healthy(self) -> bool:
+        """False (after restarting it) when the observer thread died: a rescan must follow."""
+        if self.watcher is None or self.watcher.healthy():
+            return True
+        self.log.error("watcher.died", action="restarted; rescanning")
+        self.watcher.restart()
+        return False
+
+    def _take_notices(self) -> bool:
+        """Feed event hints to the intake; True when a full rescan was asked for."""
+        rescan = False
+        while True:
+            try:
+                lane, name, hint = self.notices.get_nowait()
+            except queue.Empty:
+                return rescan
+            if hint is Hint.RESCAN:
+                self.log.warning("watcher.overflowed", action="rescanning")
+                rescan = True
+                continue
+            if (lane, name) in self.in_flight or classify(name, lane=lane) not in (Kind.INPUT, Kind.BAD_NAME):
+                continue
+            status = self.hub.lstat(lane, name)
+            signature = Entry(name, status).signature if status is not None else None
+            self.intake.hinted((lane, name), hint, signature, now=time.monotonic())
 
     def _reload(self) -> None:
         """SIGHUP: take the new config, or keep the old one and say which key is wrong."""
@@ -131,6 +179,7 @@ class Daemon:
             self.log.error("config.reload_failed", reason=str(error))
             return
         self.config, self.policy = config, config.policy()
+        self.intake.settle = config.settle
         self.jobs.set_limit(EXECUTOR, config.executor.max_parallel if config.executor else 1)
         self.log.info("config.reloaded")
 
@@ -140,60 +189,36 @@ class Daemon:
     def scan(self) -> None:
         """List the input lanes and note every candidate file; forget what has gone."""
         present: set[tuple[str, str]] = set()
-        self.failed.clear()
+        self.intake.scan_started()
+        now, wall = time.monotonic(), time.time()
         for lane in INPUT_LANES:
             try:
                 entries = self.hub.scan(lane)
-            except (LaneError, OSError) as error:
+            except OSError as error:
                 self.log.error("lane.unreadable", lane=lane, reason=str(error))
                 continue
             for entry in entries:
-                present.add((lane, entry.name))
-                self._consider(lane, entry)
-        for gone in [where for where in self.settling if where not in present]:
-            del self.settling[gone]
-        for gone in [where for where in self.quiet if where not in present]:
-            del self.quiet[gone]
+                where = (lane, entry.name)
+                present.add(where)
+                if where in self.in_flight or self.intake.is_quiet(where, entry.signature):
+                    continue
+                kind = classify(entry.name, lane=lane)
+                if kind in (Kind.INPUT, Kind.BAD_NAME):
+                    self.intake.scanned(where, entry.signature, age=wall - entry.stat.st_mtime, now=now)
+                    continue
+                self.intake.quiet(where, entry.signature)
+                if kind is Kind.OTHER:
+                    self.log.info("file.unrecognized", lane=lane, file=entry.name)
+        self.intake.forget_missing(present)
 
-    def _consider(self, lane: str, entry: Entry) -> None:
-        where = (lane, entry.name)
-        if where in self.in_flight or where in self.settling or where in self.failed:
-            return
-        if self.quiet.get(where) == entry.signature:
-            return
-        kind = classify(entry.name, lane=lane)
-        if kind in (Kind.IGNORED, Kind.OTHER, Kind.SIDECAR):
-            self.quiet[where] = entry.signature
-            if kind is Kind.OTHER:
-                self.log.info("file.unrecognized", lane=lane, file=entry.name)
-            return
-        since = time.monotonic()
-        age = time.time() - entry.stat.st_mtime
-        if age >= self.config.settle:
-            since -= self.config.settle
-        self.settling[where] = _Settling(entry.signature, since)
-
-    def process_settled(self) -> float:
-        """Handle every candidate that has settled; return when the next one may be ready."""
-        next_check = float("inf")
-        for where, settling in list(self.settling.items()):
-            ready_at = settling.since + self.config.settle
-            if time.monotonic() < ready_at:
-                next_check = min(next_check, ready_at)
-                continue
-            lane, name = where
+    def process_due(self) -> None:
+        """Handle every candidate whose wait is over and that has not changed meanwhile."""
+        for lane, name in self.intake.due(time.monotonic()):
             status = self.hub.lstat(lane, name)
-            if status is None:
-                del self.settling[where]
-                continue
-            entry = Entry(name, status)
-            if entry.signature != settling.signature:
-                self.settling[where] = _Settling(entry.signature, time.monotonic())
-                next_check = min(next_check, time.monotonic() + self.config.settle)
-                continue
-            del self.settling[where]
-            self.handle(lane, entry)
-        return next_check
+            signature = Entry(name, status).signature if status is not None else None
+            if self.intake.confirm((lane, name), signature, now=time.monotonic()):
+                assert status is not None
+                self.handle(lane, Entry(name, status))
 
     # -- one input -----------------------------------------------------------------------
 
@@ -203,7 +228,7 @@ class Daemon:
             self._handle(lane, entry, bound)
         except Exception:  # one bad input must never stop the loop
             bound.exception("envelope.failed")
-            self.failed.add((lane, entry.name))  # retried at the next full scan, not in a hot loop
+            self.intake.failed((lane, entry.name))  # retried at the next full scan, not in a hot loop
 
     def _handle(self, lane: str, entry: Entry, bound: Any) -> None:
         where = Where(lane, entry.name, entry.stat.st_ino)
@@ -255,6 +280,8 @@ class Daemon:
         sender: str | None,
         bound: Any,
     ) -> None:
+        if id_ is not None:
+            bound = bound.bind(id=id_)
         row = self.ledger.get(key)
         if row is None:
             self.ledger.insert(
@@ -269,7 +296,7 @@ class Daemon:
                 decision="invalid",
                 now=self.now(),
             )
-            bound.warning("envelope.invalid", id=id_, reasons=list(reasons))
+            bound.warning("envelope.invalid", reasons=list(reasons))
         elif row.status == "done":
             self._archive(key, where, bound)
             return
@@ -295,7 +322,7 @@ class Daemon:
         decision = decide(envelope, Lane(where.lane), self.policy)
         if isinstance(decision, Leave):
             bound.info("envelope.left", reason=decision.reason)
-            self.quiet[(where.lane, where.name)] = entry.signature
+            self.intake.quiet((where.lane, where.name), entry.signature)
             return
         mode = requested_mode(envelope)
         self.ledger.insert(
@@ -321,7 +348,7 @@ class Daemon:
         )
         self.hub.archive(where.lane, where.name, target)
         bound.info("envelope.duplicate", archive=target)
-        self._archive_sidecar(where.lane, envelope, bound)
+        self._archive_sidecar(where, envelope, bound)
 
     def _resume(self, row: Row, where: Where, envelope: Envelope, bound: Any) -> None:
         bound.info("envelope.resumed", status=row.status)
@@ -452,12 +479,15 @@ class Daemon:
                 self.ledger.advance(key, "done", now=self.now(), archive=target)
                 self.hub.archive(where.lane, where.name, target)
                 bound.info("envelope.archived", archive=target)
-        if envelope is not None:
-            self._archive_sidecar(where.lane, envelope, bound)
+        self._archive_sidecar(where, envelope, bound)
 
-    def _archive_sidecar(self, lane: str, envelope: Envelope, bound: Any) -> None:
-        sidecar = envelope.sidecar
-        if lane == "authorized" and sidecar and self.hub.exists(lane, sidecar):
+    def _archive_sidecar(self, where: Where, envelope: Envelope | None, bound: Any) -> None:
+        """An order's signature goes with it: the one it names, or `NAME.sig` if unreadable."""
+        if where.lane != "authorized":
+            return
+        sidecar = envelope.sidecar if envelope is not None else f"{where.name}.sig"
+        lane = where.lane
+        if sidecar and self.hub.exists(lane, sidecar):
             target = self.hub.archive_target(sidecar, self.clock())
             self.hub.archive(lane, sidecar, target)
             bound.info("sidecar.archived", sidecar=sidecar, archive=target)
@@ -663,7 +693,7 @@ class Daemon:
 
     def recover(self) -> None:
         """Answer what a crash left unanswered; files still in lanes are resumed by the scan."""
-        for removed in self.hub.remove_temps():
+        for removed in self.hub.remove_temps(now=time.time()):
             self.log.info("temp.removed", path=removed)
         for row in self.ledger.unfinished():
             bound = self.log.bind(id=row.id, lane=row.lane, file=row.file)

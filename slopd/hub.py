@@ -89,8 +89,6 @@ class Hub:
         except OSError as error:
             raise LaneError(error.errno, f"cannot open the hub {root}: {error.strerror}") from None
         self._fds: dict[str, int] = {}
-        for lane in LANES:
-            self.lane_fd(lane)
 
     def close(self) -> None:
         for fd in [*self._fds.values(), self._root_fd]:
@@ -218,15 +216,28 @@ class Hub:
     def exists(self, lane: str, name: str) -> bool:
         return self.lstat(lane, name) is not None
 
-    def remove_temps(self) -> list[str]:
-        """Remove slopd's own temp files left by a crash; returns what was removed."""
+    def remove_temps(self, *, now: float, inbox_age: float = 60.0) -> list[str]:
+        """Remove slopd's own temp files and dirs left by a crash; returns what was removed.
+
+        In `inbox/` only temps older than `inbox_age` go: a `slopd send` may be writing one now.
+        """
         removed = []
         for lane in ("inbox", "outbox", "notes"):
-            fd = self.lane_fd(lane)
-            for name in os.listdir(fd):
-                if name.startswith(TEMP_PREFIX):
-                    os.unlink(name, dir_fd=fd)
-                    removed.append(f"{lane}/{name}")
+            try:
+                fd = self.lane_fd(lane)
+            except LaneError:
+                continue
+            for entry in os.scandir(fd):
+                if not entry.name.startswith(TEMP_PREFIX):
+                    continue
+                status = entry.stat(follow_symlinks=False)
+                if lane == "inbox" and now - status.st_mtime < inbox_age:
+                    continue
+                if stat.S_ISDIR(status.st_mode):
+                    _remove_tree(fd, entry.name)
+                else:
+                    os.unlink(entry.name, dir_fd=fd)
+                removed.append(f"{lane}/{entry.name}")
         return removed
 
     def copy_tree(self, source: Path, lane: str, name: str) -> int:

@@ -78,6 +78,13 @@ class Row:
     updated_at: str
 
 
+def storable(text: str | None) -> str | None:
+    """A file name SQLite can store: undecodable bytes (surrogate escapes) become `\\xNN`."""
+    if text is None:
+        return None
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
 def _row(values: sqlite3.Row) -> Row:
     data = dict(values)
     data["outcome"] = json.loads(data["outcome"]) if data["outcome"] else None
@@ -111,7 +118,7 @@ class Ledger:
         return _row(found) if found else None
 
     def by_file(self, lane: str, file: str) -> list[Row]:
-        rows = self._db.execute("SELECT * FROM inputs WHERE lane = ? AND file = ?", (lane, file))
+        rows = self._db.execute("SELECT * FROM inputs WHERE lane = ? AND file = ?", (lane, storable(file)))
         return [_row(found) for found in rows]
 
     def archive_paths(self, lane: str, file: str) -> list[str]:
@@ -119,7 +126,7 @@ class Ledger:
         rows = self._db.execute(
             "SELECT archive FROM inputs WHERE lane = ? AND file = ? AND archive IS NOT NULL"
             " UNION SELECT archive FROM duplicates WHERE lane = ? AND file = ? AND archive IS NOT NULL",
-            (lane, file, lane, file),
+            (lane, storable(file), lane, storable(file)),
         )
         return [found[0] for found in rows]
 
@@ -147,7 +154,7 @@ class Ledger:
                 "INSERT INTO inputs (key, id, lane, file, sha256, type, sender, mode, decision,"
                 " status, received_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'received', ?, ?)"
                 " ON CONFLICT (key) DO NOTHING",
-                (key, id, lane, file, sha256, type, sender, mode, decision, now, now),
+                (key, id, lane, storable(file), sha256, type, sender, mode, decision, now, now),
             )
             return cursor.rowcount == 1
 
@@ -168,7 +175,7 @@ class Ledger:
                 db.execute(
                     "UPDATE inputs SET status = ?, updated_at = ?,"
                     " outcome = COALESCE(?, outcome), archive = COALESCE(?, archive) WHERE key = ?",
-                    (status, now, json.dumps(outcome) if outcome else None, archive, key),
+                    (status, now, json.dumps(outcome) if outcome else None, storable(archive), key),
                 )
         finally:
             if durable:
@@ -210,7 +217,7 @@ class Ledger:
         with self._transaction() as db:
             db.execute(
                 "INSERT INTO duplicates (id, lane, file, sha256, archive, seen_at) VALUES (?, ?, ?, ?, ?, ?)",
-                (id, lane, file, sha256, archive, now),
+                (id, lane, storable(file), sha256, storable(archive), now),
             )
 
     def add_note(self, note: Note, *, now: str) -> None:

@@ -164,7 +164,12 @@ def _split_markdown(text: str) -> tuple[dict[str, Any], str]:
 
 def _split_json(text: str) -> tuple[dict[str, Any], str]:
     try:
-        document = json.loads(text, object_pairs_hook=_no_duplicate_keys, parse_constant=_no_constants)
+        document = json.loads(
+            text,
+            object_pairs_hook=_no_duplicate_keys,
+            parse_constant=_no_constants,
+            parse_float=_finite_float,
+        )
     except RecursionError:
         raise EnvelopeError([f"JSON nesting deeper than {MAX_DEPTH} levels"]) from None
     except ValueError as error:
@@ -173,6 +178,13 @@ def _split_json(text: str) -> tuple[dict[str, Any], str]:
         raise EnvelopeError([f"JSON must be one object, not {type(document).__name__}"])
     if _depth(document) > MAX_DEPTH:
         raise EnvelopeError([f"JSON nesting deeper than {MAX_DEPTH} levels"])
+    for text_value in _strings(document):
+        if "\0" in text_value:
+            raise EnvelopeError(["JSON strings must not contain NUL"])
+        try:
+            text_value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise EnvelopeError(["JSON strings must be valid Unicode (no lone surrogates)"]) from None
     body = document.pop("body", "")
     if not isinstance(body, str):
         raise EnvelopeError(["body: must be a string"])
@@ -190,6 +202,28 @@ def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 def _no_constants(constant: str) -> None:
     raise ValueError(f"{constant} is not allowed")
+
+
+def _finite_float(text: str) -> float:
+    number = float(text)
+    if number in (float("inf"), float("-inf")):
+        raise ValueError(f"number {text[:20]} is too large")
+    return number
+
+
+def _strings(value: object) -> list[str]:
+    """Every key and string value in a parsed JSON document."""
+    found, stack = [], [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            found.append(item)
+        elif isinstance(item, dict):
+            found.extend(item)
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return found
 
 
 def _depth(value: object) -> int:
@@ -239,10 +273,12 @@ def _validate(headers: dict[str, Any], body: str) -> Envelope:
     if id_ is not None and ".." in id_:
         reasons.append(f"id: must not contain '..', got {_show(id_)}")
         id_ = None
+    if in_reply_to is not None and ".." in in_reply_to:
+        reasons.append(f"in_reply_to: must not contain '..', got {_show(in_reply_to)}")
     if kind in REPLY_TYPES and "in_reply_to" not in headers:
         reasons.append(f"in_reply_to: required on {kind}")
-    elif kind in REPLY_TYPES and headers.get("in_reply_to") is None:
-        reasons.append(f"in_reply_to: must not be null on {kind}")
+    elif kind in REPLY_TYPES and headers.get("in_reply_to") is None and not _names_a_file(kind, headers):
+        reasons.append(f"in_reply_to: must not be null on {kind} (only an error naming its `file` may)")
     if created_at is not None and not _real_instant(created_at):
         reasons.append(f"created_at: not a real date and time, got {_show(created_at)}")
     if auth is not None and auth != "none" and not SIDECAR_PATTERN.fullmatch(auth[7:]):
@@ -264,6 +300,12 @@ def _validate(headers: dict[str, Any], body: str) -> Envelope:
         body=body,
         extra={key: value for key, value in headers.items() if key not in KNOWN_KEYS},
     )
+
+
+def _names_a_file(kind: str, headers: dict[str, Any]) -> bool:
+    """The one reply that may have `in_reply_to: null`: an error about an input without a valid id."""
+    file = headers.get("file")
+    return kind == "error" and isinstance(file, str) and bool(file)
 
 
 def _real_instant(created_at: str) -> bool:

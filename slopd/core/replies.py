@@ -5,7 +5,8 @@ Rules:
    reply written again after a crash replaces itself instead of adding a second answer.
 2. Class: acks are `silent`; errors are `ping`; a result is `ping` up to 280 characters,
    `hybrid` beyond, `deliverable` when the execution left files.
-3. The notification is never the whole payload: ping → the short text, hybrid → a summary of
+3. The notification is never the whole payload: ping → the short text (an error also says
+   what it answers), hybrid → a summary of
    at most 280 characters and the path, deliverable → the path only, silent → nothing.
 """
 
@@ -36,10 +37,10 @@ def timestamp(now: datetime) -> str:
 def reply_id(original_id: str, kind: str) -> str:
     """`ORIGINAL.KIND`, folded with a hash when that would pass the 128-character id limit."""
     candidate = f"{original_id}.{kind}"
-    if len(candidate) <= 128:
+    if len(candidate) <= 128 and ".." not in candidate:
         return candidate
     digest = hashlib.sha256(original_id.encode()).hexdigest()[:12]
-    return f"{original_id[: 126 - len(kind) - 13]}-{digest}.{kind}"
+    return f"{original_id[: 126 - len(kind) - 13].rstrip('.')}-{digest}.{kind}"
 
 
 def _reply(
@@ -184,10 +185,11 @@ def notification(reply: Envelope, path: str) -> str | None:
     match reply_class(reply):
         case ReplyClass.SILENT:
             return None
+        case ReplyClass.PING if reply.type == "error":
+            about = reply.in_reply_to or reply.extra.get("file")
+            return _one_line(f"error for {about}: {reply.body}", SHORT_TEXT)
         case ReplyClass.PING:
-            return _one_line(
-                f"{reply.type} for {reply.in_reply_to or reply.extra.get('file')}: {reply.body}", SHORT_TEXT
-            )
+            return _one_line(reply.body, SHORT_TEXT)
         case ReplyClass.HYBRID:
             gist = summary.first_sentences(reply.body) or summary.title(reply.body)
             return f"{_one_line(gist, SHORT_TEXT)} — {path}"

@@ -95,8 +95,29 @@ def load(text: str, *, max_depth: int) -> dict[str, Any]:
     return document
 
 
+class _Dumper(yaml.SafeDumper):
+    """Double-quotes strings holding YAML line breaks, which plain and single quotes would fold."""
+
+
+_LINE_BREAKS = frozenset("\x85\u2028\u2029")
+
+
+def _represent_str(dumper: yaml.SafeDumper, data: str) -> yaml.ScalarNode:
+    if _LINE_BREAKS.intersection(data):
+        return dumper.represent_scalar("tag:yaml.org,2002:str", data, style='"')
+    return dumper.represent_str(data)
+
+
+_Dumper.add_representer(str, _represent_str)
+
+
 def dump(mapping: dict[str, Any]) -> str:
     """Block YAML that `load` reads back to the same mapping (strings quoted where needed)."""
-    return yaml.safe_dump(
-        mapping, sort_keys=False, allow_unicode=True, default_flow_style=False, width=1 << 30
+    return yaml.dump(
+        mapping,
+        Dumper=_Dumper,
+        sort_keys=False,
+        allow_unicode=True,
+        default_flow_style=False,
+        width=1 << 30,
     )

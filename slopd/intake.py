@@ -1,0 +1,119 @@
+"""Intake: which lane entries are candidates, and when each may be read. Pure: time comes in.
+
+Rules:
+1. A file renamed into the lane (`arrived`) is complete: it is due at once.
+2. A file written in place is due once its signature (inode, size, mtime, ctime) has stayed the
+   same for `settle` seconds; a file first seen by a scan whose last write is already older
+   than `settle` is due at once.
+3. While inotify says a writer has the file open (`written`, or `created` empty, and no
+   `closed` since), it is not due, however still it looks; if no `closed` comes within `writer_timeout` of the
+   last write, the writer is presumed gone (a lost event) and rule 2 applies.
+4. Names that are not inputs, and inputs left for another watcher, stay quiet until their
+   signature changes; a failed input waits for the next full scan.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from slopd.watcher import Hint
+
+Where = tuple[str, str]
+Signature = tuple[int, int, int, int]
+
+
+@dataclass
+class _Candidate:
+    signature: Signature | None
+    since: float
+    complete: bool = False
+
+
+class Intake:
+    def __init__(self, *, settle: float, writer_timeout: float, track_writers: bool) -> None:
+        self.settle, self.writer_timeout, self.track_writers = settle, writer_timeout, track_writers
+        self._candidates: dict[Where, _Candidate] = {}
+        self._writing: dict[Where, float] = {}
+        self._quiet: dict[Where, Signature] = {}
+        self._failed: set[Where] = set()
+
+    def __len__(self) -> int:
+        return len(self._candidates)
+
+    def is_quiet(self, where: Where, signature: Signature) -> bool:
+        return self._quiet.get(where) == signature
+
+    def quiet(self, where: Where, signature: Signature) -> None:
+        self._quiet[where] = signature
+
+    def failed(self, where: Where) -> None:
+        self._failed.add(where)
+
+    def scan_started(self) -> None:
+        self._failed.clear()
+
+    def scanned(self, where: Where, signature: Signature, *, age: float, now: float) -> None:
+        """A full scan saw `where`, last written `age` seconds ago."""
+        if where in self._candidates or where in self._failed or self.is_quiet(where, signature):
+            return
+        since = now - self.settle if age >= self.settle else now
+        self._candidates[where] = _Candidate(signature, since)
+
+    def hinted(self, where: Where, hint: Hint, signature: Signature | None, *, now: float) -> None:
+        """An event said something about `where`; `signature` is its lstat now (None: gone)."""
+        if signature is None:
+            self._candidates.pop(where, None)
+            self._writing.pop(where, None)
+            return
+        if hint is Hint.ARRIVED:
+            self._writing.pop(where, None)
+            self._candidates[where] = _Candidate(signature, now, complete=True)
+            return
+        if hint is Hint.CLOSED:
+            self._writing.pop(where, None)
+        elif self.track_writers and (hint is Hint.WRITTEN or signature[1] == 0):
+            # A hard link lands as `created` with its content already there; an empty new file
+            # has a writer about to write.
+            self._writing[where] = now
+        current = self._candidates.get(where)
+        if current is None or current.signature != signature or hint is not Hint.CLOSED:
+            self._candidates[where] = _Candidate(signature, now)
+
+    def forget_missing(self, present: set[Where]) -> None:
+        for table in (self._candidates, self._writing, self._quiet):
+            for where in [where for where in table if where not in present]:
+                del table[where]
+
+    def _ready_at(self, where: Where, candidate: _Candidate) -> float:
+        if candidate.complete:
+            return candidate.since
+        ready = candidate.since + self.settle
+        writing = self._writing.get(where)
+        if writing is not None:
+            ready = max(ready, writing + self.writer_timeout)
+        return ready
+
+    def due(self, now: float) -> list[Where]:
+        """Candidates whose wait is over; each must be `confirm`ed with a fresh signature."""
+        return [
+            where for where, candidate in self._candidates.items() if self._ready_at(where, candidate) <= now
+        ]
+
+    def next_deadline(self) -> float:
+        return min((self._ready_at(where, c) for where, c in self._candidates.items()), default=float("inf"))
+
+    def confirm(self, where: Where, signature: Signature | None, *, now: float) -> bool:
+        """True when `where` is still as it was and may be read now (it leaves the candidates)."""
+        candidate = self._candidates.get(where)
+        if candidate is None:
+            return False
+        if signature is None:
+            del self._candidates[where]
+            self._writing.pop(where, None)
+            return False
+        if candidate.complete or signature == candidate.signature:
+            del self._candidates[where]
+            self._writing.pop(where, None)
+            return True
+        self._candidates[where] = _Candidate(signature, now)
+        return False

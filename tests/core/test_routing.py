@@ -1,0 +1,250 @@
+"""Routing (SPEC §4), tested exhaustively against an independent reading of the spec."""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+import pytest
+
+from slopd.core.envelope import Envelope
+from slopd.core.routing import (
+    Acknowledge,
+    Decision,
+    Discuss,
+    Execute,
+    Lane,
+    Leave,
+    Policy,
+    Record,
+    Reject,
+    decide,
+    label,
+    requested_mode,
+)
+
+TYPES = ("instigate", "handoff", "ack", "result", "error", "query", "handshake", "note")
+REPLIES = ("ack", "result", "error")
+MODES = (None, "execute", "discuss")
+RECIPIENTS = ("watcher", "watcher:self", "watcher:other", "human", "claude-code", "nobody")
+NAMES = frozenset({"watcher", "watcher:self"})
+SEATS = frozenset({"claude-code"})
+PLAIN_BODY = "Please run the test suite and report.\n"
+DISCUSS_BODY = "Please look at the test suite. Discuss only.\n"
+
+
+@dataclass(frozen=True)
+class Case:
+    kind: str
+    lane: Lane
+    mode: str | None
+    discuss_only: bool
+    executor: bool
+    to: str
+    action: bool
+
+    def envelope(self, **extra: str) -> Envelope:
+        return Envelope(
+            protocol="slop.v1",
+            id="20260704t071553z-case",
+            type=self.kind,
+            sender="claude-code",
+            to=self.to,
+            created_at="2026-07-04T07:15:53Z",
+            in_reply_to="20260704t070000z-orig" if self.kind in REPLIES else None,
+            mode=self.mode,
+            action="deploy" if self.action else None,
+            body=DISCUSS_BODY if self.discuss_only else PLAIN_BODY,
+            extra=dict(extra),
+        )
+
+    def policy(self) -> Policy:
+        return Policy(names=NAMES, executor=self.executor, seats=SEATS)
+
+    def decide(self) -> Decision:
+        return decide(self.envelope(), self.lane, self.policy())
+
+
+ALL_CASES = [
+    Case(*values)
+    for values in itertools.product(
+        TYPES, list(Lane), MODES, (False, True), (False, True), RECIPIENTS, (False, True)
+    )
+]
+
+
+def expected(case: Case) -> tuple[type, str]:
+    """What SPEC §4 and the routing docstring say, as (decision class, target or reason word).
+
+    Written from the text, in the docstring's rule order:
+    1. `to: watcher:X` that is not one of ours → leave it for that watcher;
+    2. anything in authorized/ → error, signed orders are not supported yet;
+    3. ack/result/error arriving → recorded, never answered;
+    4. a recipient that is not ours, not human, not a seat → error;
+    5. `action` in the inbox → error (actions run only from authorized/);
+    6. handshake/note → silent ack; query/handoff → discuss result; instigate → discuss when
+       `mode: discuss`, "discuss only" or `to: human`, else run on the seat named by `to`, else on
+       the executor, else error (nothing configured).
+    """
+    to = case.to
+    if to == "watcher:other":
+        return Leave, "watcher:other"
+    if case.lane == "authorized":
+        return Reject, "not supported"
+    if case.kind in ("ack", "result", "error"):
+        return Record, ""
+    if to == "nobody":
+        return Reject, "nobody"
+    if case.action:
+        return Reject, "action"
+    if case.kind in ("handshake", "note"):
+        return Acknowledge, ""
+    if case.kind in ("query", "handoff"):
+        return Discuss, ""
+    discussion = case.mode == "discuss" or case.discuss_only
+    if discussion or to == "human":
+        return Discuss, ""
+    if to == "claude-code":
+        return Execute, "claude-code"
+    if case.executor:
+        return Execute, "executor"
+    return Reject, "executor"
+
+
+def describe(decision: Decision) -> str:
+    if isinstance(decision, Execute):
+        return decision.target
+    if isinstance(decision, Reject | Leave):
+        return decision.reason
+    return ""
+
+
+def test_the_product_is_complete() -> None:
+    """The table covers 8 types x 2 lanes x 3 modes x 2 bodies x 2 executors x 6 recipients x 2 actions."""
+    assert len(ALL_CASES) == 8 * 2 * 3 * 2 * 2 * 6 * 2
+    assert len(set(ALL_CASES)) == len(ALL_CASES)
+
+
+def test_decide_matches_the_spec_on_every_combination() -> None:
+    """`decide` gives the decision the spec prescribes for every combination of inputs."""
+    mismatches = []
+    for case in ALL_CASES:
+        decision = case.decide()
+        kind, word = expected(case)
+        shown = describe(decision)
+        if type(decision) is not kind or (word not in shown if kind is not Execute else shown != word):
+            mismatches.append((case, decision, kind.__name__, word))
+    assert mismatches == [], f"{len(mismatches)} mismatches, first: {mismatches[:3]}"
+
+
+def test_nothing_in_authorized_ever_executes() -> None:
+    """No combination in authorized/ yields Execute (signed orders are not supported yet)."""
+    for case in ALL_CASES:
+        if case.lane is Lane.AUTHORIZED:
+            assert not isinstance(case.decide(), Execute), case
+
+
+def test_discuss_mode_never_executes() -> None:
+    """`mode: discuss` or "discuss only" in the body never yields Execute, whatever else is set."""
+    for case in ALL_CASES:
+        if case.mode == "discuss" or case.discuss_only:
+            assert not isinstance(case.decide(), Execute), case
+
+
+def test_execute_targets_only_the_executor_or_the_seat_named_by_to() -> None:
+    """Execute runs the named seat when `to` is a seat, else the executor, and only if configured."""
+    executed = 0
+    for case in ALL_CASES:
+        decision = case.decide()
+        if isinstance(decision, Execute):
+            executed += 1
+            assert case.kind == "instigate", case
+            assert case.lane is Lane.INBOX, case
+            assert not case.action, case
+            if case.to in SEATS:
+                assert decision.target == case.to, case
+            else:
+                assert case.to in NAMES, case
+                assert case.executor, case
+                assert decision.target == "executor", case
+    assert executed > 0
+
+
+def test_replies_never_get_a_reply_outside_authorized() -> None:
+    """An ack/result/error in the inbox never yields Acknowledge, Discuss, Execute or Reject."""
+    for case in ALL_CASES:
+        if case.kind in REPLIES and case.lane is Lane.INBOX:
+            assert isinstance(case.decide(), Record | Leave), case
+
+
+def test_another_watcher_is_always_left_alone() -> None:
+    """`to: watcher:other` is always Leave, in every lane, whatever the type, mode or action."""
+    for case in ALL_CASES:
+        decision = case.decide()
+        assert isinstance(decision, Leave) == (case.to == "watcher:other"), case
+
+
+def test_unknown_recipient_is_rejected_naming_it() -> None:
+    """An unknown recipient gets an error that names it and lists who this watcher handles."""
+    case = Case("handoff", Lane.INBOX, None, False, True, "nobody", False)
+    decision = case.decide()
+    assert isinstance(decision, Reject)
+    assert "'nobody'" in decision.reason
+    for known in (*NAMES, *SEATS, "human"):
+        assert known in decision.reason
+
+
+def test_unknown_keys_never_influence_routing() -> None:
+    """Extra front-matter keys that look like routing hints change no decision."""
+    for case in ALL_CASES:
+        hinted = case.envelope(Mode="execute", run="yes", target="executor", discuss="only", To="human")
+        assert decide(hinted, case.lane, case.policy()) == case.decide(), case
+
+
+def test_decide_is_deterministic() -> None:
+    """The same envelope, lane and policy always give an equal decision."""
+    for case in ALL_CASES[::7]:
+        assert case.decide() == case.decide()
+
+
+def test_seat_executes_without_a_general_executor() -> None:
+    """An instigate addressed to a configured seat runs on that seat even with no executor."""
+    decision = Case("instigate", Lane.INBOX, None, False, False, "claude-code", False).decide()
+    assert decision == Execute("claude-code")
+
+
+def test_name_outside_names_starting_with_watcher_is_left() -> None:
+    """A policy with other names leaves `watcher:self` alone and still answers its own names."""
+    envelope = Case("instigate", Lane.INBOX, None, False, True, "watcher:self", False).envelope()
+    policy = Policy(names=frozenset({"watcher", "watcher:box"}), executor=True)
+    assert isinstance(decide(envelope, Lane.INBOX, policy), Leave)
+    own = Policy(names=frozenset({"watcher:self"}), executor=True)
+    assert decide(envelope, Lane.INBOX, own) == Execute("executor")
+
+
+@pytest.mark.parametrize(
+    ("decision", "text"),
+    [
+        (Acknowledge(), "acknowledge"),
+        (Discuss(), "discuss"),
+        (Execute("executor"), "execute:executor"),
+        (Execute("claude-code"), "execute:claude-code"),
+        (Record(), "record"),
+        (Reject("x"), "reject"),
+        (Leave("x"), "leave"),
+    ],
+)
+def test_label(decision: Decision, text: str) -> None:
+    """Each decision has a short ledger label; Execute names its target."""
+    assert label(decision) == text
+
+
+@pytest.mark.parametrize("kind", TYPES)
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("discuss_only", [False, True])
+@pytest.mark.parametrize("to", ["watcher", "human"])
+def test_requested_mode(kind: str, mode: str | None, discuss_only: bool, to: str) -> None:
+    """The sender asked to execute only with an instigate that neither says discuss nor discuss only."""
+    envelope = Case(kind, Lane.INBOX, mode, discuss_only, True, to, False).envelope()
+    asked = kind == "instigate" and mode != "discuss" and not discuss_only
+    assert requested_mode(envelope) == ("execute" if asked else "discuss")
