@@ -227,7 +227,9 @@ def cmd_tail(args: argparse.Namespace) -> int:
     path = Path(args.log_file) if args.log_file else _state_dir(args, hub) / LOG_NAME
     if not path.exists() and not args.follow:
         raise UsageError(f"{path}: no log yet (has slopd run on this hub with this state dir?)")
-    tail.show(path, follow=args.follow, envelope_id=args.id, level=args.level, lines=args.lines)
+    tail.show(
+        path, follow=args.follow, envelope_id=args.id, level=args.level, lines=args.lines, lane=args.lane
+    )
     return 0
 
 
@@ -299,6 +301,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("-f", "--follow", action="store_true")
     sub.add_argument("--id", help="only lines about this envelope id")
     sub.add_argument("--level", default="debug", choices=log.LEVELS, help="minimum level")
+    sub.add_argument("--lane", choices=("inbox", "authorized"), help="only lines about this lane")
     sub.add_argument("-n", "--lines", type=int, default=40, help="how many lines (default 40)")
     sub.add_argument("--log-file", help="log file (default STATE/slopd.log)")
 

@@ -50,11 +50,11 @@ from slopd.hub import INPUT_LANES, Entry, Hub, Unreadable, has_files
 from slopd.intake import Intake
 from slopd.jobs import Job, JobPool
 from slopd.ledger import Ledger, Row
+from slopd.notifier import Notifier
 from slopd.watcher import Hint, Notice, Watcher
 
 SUMMARIZER = "summarizer"
 SUMMARIZER_TIMEOUT = 120.0
-NOTIFY_TIMEOUT = 10.0
 INTERRUPTED = "interrupted, not retried: slopd stopped while the command ran"
 WRITER_TIMEOUT = 30.0
 Runner = Callable[..., RunResult]
@@ -93,6 +93,8 @@ class Daemon:
         limits = {EXECUTOR: config.executor.max_parallel if config.executor else 1, SUMMARIZER: 2}
         self.jobs = JobPool(limits, wake=self.wakeup.set, before_start=self._before_start)
         self.in_flight: set[tuple[str, str]] = set()
+        self.notifier = Notifier(config.notify, runner, executor.child_environment({}), self.log)
+        self.held: dict[str, str] = {}  # sidecar name -> the authorized order waiting for it
         self.notices: queue.SimpleQueue[Notice] = queue.SimpleQueue()
         self.watcher: Watcher | None = None
         self.intake = Intake(settle=config.settle, writer_timeout=WRITER_TIMEOUT, track_writers=False)
@@ -122,7 +124,8 @@ class Daemon:
                 self.finish_jobs()
                 if once and not len(self.intake) and not self.jobs.busy():
                     break
-                deadline = min(next_scan, self.intake.next_deadline())
+                next_notice = self.notifier.tick(time.monotonic())
+                deadline = min(next_scan, self.intake.next_deadline(), next_notice)
                 self.wakeup.wait(timeout=max(deadline - time.monotonic(), 0.0))
                 self.wakeup.clear()
         finally:
@@ -162,7 +165,10 @@ class Daemon:
                 self.log.warning("watcher.overflowed", action="rescanning")
                 rescan = True
                 continue
-            if (lane, name) in self.in_flight or classify(name, lane=lane) not in (Kind.INPUT, Kind.BAD_NAME):
+            kind = classify(name, lane=lane)
+            if kind is Kind.SIDECAR:
+                self._release_held(name)
+            if (lane, name) in self.in_flight or kind not in (Kind.INPUT, Kind.BAD_NAME):
                 continue
             status = self.hub.lstat(lane, name)
             signature = Entry(name, status).signature if status is not None else None
@@ -179,6 +185,7 @@ class Daemon:
             self.log.error("config.reload_failed", reason=str(error))
             return
         self.config, self.policy = config, config.policy()
+        self.notifier.argv = config.notify
         self.intake.settle = config.settle
         self.jobs.set_limit(EXECUTOR, config.executor.max_parallel if config.executor else 1)
         self.log.info("config.reloaded")
@@ -206,10 +213,23 @@ class Daemon:
                 if kind in (Kind.INPUT, Kind.BAD_NAME):
                     self.intake.scanned(where, entry.signature, age=wall - entry.stat.st_mtime, now=now)
                     continue
+                if kind is Kind.SIDECAR:
+                    self._release_held(entry.name)
                 self.intake.quiet(where, entry.signature)
                 if kind is Kind.OTHER:
                     self.log.info("file.unrecognized", lane=lane, file=entry.name)
         self.intake.forget_missing(present)
+
+    def _release_held(self, sidecar: str) -> None:
+        """The signature an authorized order waited for has arrived: look at the order again."""
+        order = self.held.pop(sidecar, None)
+        if order is None:
+            return
+        where = ("authorized", order)
+        self.intake.release(where)
+        status = self.hub.lstat(*where)
+        if status is not None:
+            self.intake.scanned(where, Entry(order, status).signature, age=0.0, now=time.monotonic())
 
     def process_due(self) -> None:
         """Handle every candidate whose wait is over and that has not changed meanwhile."""
@@ -324,6 +344,14 @@ class Daemon:
             bound.info("envelope.left", reason=decision.reason)
             self.intake.quiet((where.lane, where.name), entry.signature)
             return
+        sidecar = envelope.sidecar
+        if where.lane == "authorized" and sidecar and not self.hub.exists(where.lane, sidecar):
+            if self.held.get(sidecar) != where.name:
+                bound.info("envelope.held", reason=f"waiting for its signature {sidecar}")
+            self.held[sidecar] = where.name
+            self.intake.quiet((where.lane, where.name), entry.signature)
+            return
+        self.held.pop(sidecar or "", None)
         mode = requested_mode(envelope)
         self.ledger.insert(
             key=envelope.id,
@@ -498,19 +526,7 @@ class Daemon:
         bound.info("note.indexed")
 
     def _notify(self, text: str, bound: Any) -> None:
-        bound.info("notify", text=text)
-        argv = self.config.notify
-        if argv is not None:
-            threading.Thread(
-                target=self.runner,
-                args=(argv,),
-                daemon=True,
-                kwargs={
-                    "stdin": text.encode(),
-                    "env": executor.child_environment({}),
-                    "timeout": NOTIFY_TIMEOUT,
-                },
-            ).start()
+        self.notifier.notify(text, time.monotonic(), bound)
 
     # -- jobs ----------------------------------------------------------------------------
 
@@ -731,3 +747,4 @@ class Daemon:
                 self.wakeup.wait(timeout=0.1)
                 self.wakeup.clear()
                 self.finish_jobs()
+        self.notifier.flush()

@@ -46,6 +46,9 @@ class Intake:
     def quiet(self, where: Where, signature: Signature) -> None:
         self._quiet[where] = signature
 
+    def release(self, where: Where) -> None:
+        self._quiet.pop(where, None)
+
     def failed(self, where: Where) -> None:
         self._failed.add(where)
 

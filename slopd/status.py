@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import os
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -10,36 +13,97 @@ from slopd.hub import INPUT_LANES, Hub
 from slopd.ledger import Ledger
 
 LISTED = 20
+LOG_TAIL_BYTES = 1 << 20
 
 
-def gather(hub: Hub, ledger: Ledger | None, holder: int | None, state: Path) -> dict[str, Any]:
+def _shown(name: str) -> str:
+    return ascii(name)[1:-1] if not name.isprintable() else name
+
+
+def _lanes(hub: Hub) -> dict[str, Any]:
     lanes: dict[str, Any] = {}
     for lane in INPUT_LANES:
-        waiting, ignored, other = [], 0, []
-        for entry in hub.scan(lane):
+        try:
+            entries = hub.scan(lane)
+        except OSError as error:
+            lanes[lane] = {"error": str(error), "waiting": [], "held": [], "ignored": 0, "unrecognized": []}
+            continue
+        names = {entry.name for entry in entries}
+        waiting, held, ignored, other = [], [], 0, []
+        for entry in entries:
             kind = classify(entry.name, lane=lane)
             if kind is Kind.IGNORED:
                 ignored += 1
             elif kind is Kind.OTHER:
-                other.append(ascii(entry.name)[1:-1])
+                other.append(_shown(entry.name))
+            elif kind is Kind.SIDECAR:
+                continue
+            elif lane == "authorized" and f"{entry.name}.sig" not in names:
+                held.append(_shown(entry.name))
             else:
-                waiting.append(ascii(entry.name)[1:-1])
-        lanes[lane] = {"waiting": waiting, "ignored": ignored, "unrecognized": other}
+                waiting.append(_shown(entry.name))
+        lanes[lane] = {"waiting": waiting, "held": held, "ignored": ignored, "unrecognized": other}
+    return lanes
+
+
+def last_error(log_file: Path) -> dict[str, Any] | None:
+    """The newest error-level line of the log (read from its last megabyte)."""
+    try:
+        with log_file.open("rb") as reader:
+            reader.seek(max(os.fstat(reader.fileno()).st_size - LOG_TAIL_BYTES, 0))
+            lines = reader.read().decode("utf-8", "replace").splitlines()
+    except OSError:
+        return None
+    for line in reversed(lines):
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(record, dict) and record.get("level") in ("error", "critical"):
+            return record
+    return None
+
+
+def gather(hub: Hub, ledger: Ledger | None, holder: int | None, state: Path) -> dict[str, Any]:
+    since = None
+    if holder is not None:
+        try:
+            started = (state / "slopd.lock").stat().st_mtime
+            since = datetime.fromtimestamp(started, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        except OSError:
+            pass
+    try:
+        outbox = len(hub.scan("outbox"))
+    except OSError:
+        outbox = 0
     report: dict[str, Any] = {
         "hub": str(hub.root),
         "state": str(state),
-        "daemon": {"running": holder is not None, "pid": holder if holder and holder > 0 else None},
-        "lanes": lanes,
-        "outbox": len(hub.scan("outbox")),
+        "daemon": {
+            "running": holder is not None,
+            "pid": holder if holder and holder > 0 else None,
+            "since": since,
+        },
+        "lanes": _lanes(hub),
+        "outbox": outbox,
         "ledger": None,
+        "executing": [],
         "in_progress": [],
         "last_replies": [],
+        "last_error": last_error(state / "slopd.log"),
     }
     if ledger is not None:
         report["ledger"] = ledger.counts()
+        rows = ledger.unfinished()
+        report["executing"] = [
+            {"id": row.id, "since": row.updated_at, "file": f"{row.lane}/{row.file}"}
+            for row in rows
+            if row.status == "executing"
+        ]
         report["in_progress"] = [
-            {"id": row.id, "status": row.status, "file": f"{row.lane}/{row.file}"}
-            for row in ledger.unfinished()
+            {"id": row.id, "status": row.status, "since": row.updated_at, "file": f"{row.lane}/{row.file}"}
+            for row in rows
+            if row.status != "executing"
         ]
         report["last_replies"] = ledger.last_replies()
     return report
@@ -47,15 +111,19 @@ def gather(hub: Hub, ledger: Ledger | None, holder: int | None, state: Path) -> 
 
 def render(report: dict[str, Any]) -> str:
     daemon = report["daemon"]
-    lines = [
-        f"hub:     {report['hub']}",
-        f"state:   {report['state']}",
-        "daemon:  " + (f"running (pid {daemon['pid']})" if daemon["running"] else "not running"),
-    ]
+    running = f"running (pid {daemon['pid']}) since {daemon['since']}" if daemon["running"] else "not running"
+    lines = [f"hub:     {report['hub']}", f"state:   {report['state']}", f"daemon:  {running}"]
     for lane, info in report["lanes"].items():
-        waiting = info["waiting"]
-        lines.append(f"{lane + ':':9}{len(waiting)} waiting, {info['ignored']} ignored (temporary names)")
+        if "error" in info:
+            lines.append(f"{lane + ':':9}unreadable: {info['error']}")
+            continue
+        waiting, held = info["waiting"], info["held"]
+        counts = f"{len(waiting)} waiting, {info['ignored']} ignored (temporary names)"
+        if lane == "authorized":
+            counts += f", {len(held)} held (signature not here yet)"
+        lines.append(f"{lane + ':':9}{counts}")
         lines.extend(f"           {name}" for name in waiting[:LISTED])
+        lines.extend(f"           {name}  (held: waiting for {name}.sig)" for name in held[:LISTED])
         if len(waiting) > LISTED:
             lines.append(f"           … and {len(waiting) - LISTED} more")
         if info["unrecognized"]:
@@ -67,7 +135,11 @@ def render(report: dict[str, Any]) -> str:
     else:
         lines.append("ledger:  " + ", ".join(f"{name} {number}" for name, number in counts.items()))
         lines.extend(
-            f"  in progress: {item['id']}  {item['status']}  {item['file']}"
+            f"  executing: {item['id']} since {item['since']} ({item['file']})"
+            for item in report["executing"]
+        )
+        lines.extend(
+            f"  in progress: {item['id']}  {item['status']} since {item['since']}  {item['file']}"
             for item in report["in_progress"][:LISTED]
         )
         if report["last_replies"]:
@@ -76,4 +148,10 @@ def render(report: dict[str, Any]) -> str:
                 f"  {reply['written_at']}  {reply['type']:6} {reply['class']:11} {reply['path']}"
                 for reply in report["last_replies"]
             )
+    error = report["last_error"]
+    if error is not None:
+        detail = error.get("reason") or error.get("exception", "").strip().splitlines()[-1:] or ""
+        lines.append(f"last error: {error.get('timestamp')} {error.get('event')} {detail}".rstrip())
+    else:
+        lines.append("last error: none")
     return "\n".join(lines) + "\n"

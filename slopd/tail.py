@@ -37,27 +37,31 @@ def _value(value: object) -> str:
     return json.dumps(shown) if (" " in shown or not shown) else shown
 
 
-def wanted(raw: str, *, envelope_id: str | None, level: str) -> bool:
+def wanted(raw: str, *, envelope_id: str | None, level: str, lane: str | None = None) -> bool:
     try:
         record = json.loads(raw)
     except ValueError:
-        return envelope_id is None
+        return envelope_id is None and lane is None
     if not isinstance(record, dict):
-        return envelope_id is None
+        return envelope_id is None and lane is None
     if envelope_id is not None and envelope_id not in (record.get("id"), record.get("in_reply_to")):
+        return False
+    if lane is not None and record.get("lane") != lane:
         return False
     rank = LEVELS.index(level)
     found = record.get("level")
     return not (found in LEVELS and LEVELS.index(found) < rank)
 
 
-def show(path: Path, *, follow: bool, envelope_id: str | None, level: str, lines: int) -> None:
+def show(
+    path: Path, *, follow: bool, envelope_id: str | None, level: str, lines: int, lane: str | None = None
+) -> None:
     recent: deque[str] = deque(maxlen=max(lines, 0) or None)
     position, inode = 0, None
     if path.exists():
         with path.open(encoding="utf-8", errors="replace") as log_file:
             for raw in log_file:
-                if wanted(raw, envelope_id=envelope_id, level=level):
+                if wanted(raw, envelope_id=envelope_id, level=level, lane=lane):
                     recent.append(format_line(raw))
             position, inode = log_file.tell(), os.fstat(log_file.fileno()).st_ino
     for line in recent:
@@ -74,6 +78,6 @@ def show(path: Path, *, follow: bool, envelope_id: str | None, level: str, lines
         with path.open(encoding="utf-8", errors="replace") as log_file:
             log_file.seek(position)
             for raw in log_file:
-                if raw.endswith("\n") and wanted(raw, envelope_id=envelope_id, level=level):
+                if raw.endswith("\n") and wanted(raw, envelope_id=envelope_id, level=level, lane=lane):
                     print(format_line(raw), flush=True)
             position = log_file.tell()

@@ -412,7 +412,9 @@ def test_status_reports_the_running_daemon_and_its_pid(hub: HubDir) -> None:
     assert text.returncode == 0, text.stderr
     assert f"running (pid {daemon.pid})" in text.stdout
     report = json.loads(raw.stdout)
-    assert report["daemon"] == {"running": True, "pid": daemon.pid}
+    assert report["daemon"]["running"] is True
+    assert report["daemon"]["pid"] == daemon.pid
+    assert report["daemon"]["since"].endswith("Z")
 
 
 # -- tail ------------------------------------------------------------------------------------
