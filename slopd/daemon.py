@@ -57,6 +57,7 @@ SUMMARIZER = "summarizer"
 SUMMARIZER_TIMEOUT = 120.0
 INTERRUPTED = "interrupted, not retried: slopd stopped while the command ran"
 WRITER_TIMEOUT = 30.0
+MAX_CANDIDATES = 1000  # a backlog is taken in slices, so memory does not grow with it
 Runner = Callable[..., RunResult]
 
 
@@ -93,6 +94,7 @@ class Daemon:
         limits = {EXECUTOR: config.executor.max_parallel if config.executor else 1, SUMMARIZER: 2}
         self.jobs = JobPool(limits, wake=self.wakeup.set, before_start=self._before_start)
         self.in_flight: set[tuple[str, str]] = set()
+        self.backlog = False
         self.notifier = Notifier(config.notify, runner, executor.child_environment({}), self.log)
         self.held: dict[str, str] = {}  # sidecar name -> the authorized order waiting for it
         self.notices: queue.SimpleQueue[Notice] = queue.SimpleQueue()
@@ -117,12 +119,14 @@ class Daemon:
                     self._reload()
                 if self._take_notices() or not self._watcher_healthy():
                     next_scan = 0.0
+                if self.backlog and not len(self.intake):
+                    next_scan = 0.0
                 if time.monotonic() >= next_scan:
                     self.scan()
                     next_scan = time.monotonic() + self.config.rescan_interval
                 self.process_due()
                 self.finish_jobs()
-                if once and not len(self.intake) and not self.jobs.busy():
+                if once and not len(self.intake) and not self.jobs.busy() and not self.backlog:
                     break
                 next_notice = self.notifier.tick(time.monotonic())
                 deadline = min(next_scan, self.intake.next_deadline(), next_notice)
@@ -196,6 +200,7 @@ class Daemon:
     def scan(self) -> None:
         """List the input lanes and note every candidate file; forget what has gone."""
         present: set[tuple[str, str]] = set()
+        self.backlog = False
         self.intake.scan_started()
         now, wall = time.monotonic(), time.time()
         for lane in INPUT_LANES:
@@ -211,6 +216,9 @@ class Daemon:
                     continue
                 kind = classify(entry.name, lane=lane)
                 if kind in (Kind.INPUT, Kind.BAD_NAME):
+                    if len(self.intake) >= MAX_CANDIDATES:
+                        self.backlog = True  # the oldest are taken first; the rest at the next scan
+                        continue
                     self.intake.scanned(where, entry.signature, age=wall - entry.stat.st_mtime, now=now)
                     continue
                 if kind is Kind.SIDECAR:
@@ -748,3 +756,4 @@ class Daemon:
                 self.wakeup.clear()
                 self.finish_jobs()
         self.notifier.flush()
+        self.notifier.wait()

@@ -86,6 +86,8 @@ class JobPool:
             try:
                 job = self.finished.get_nowait()
             except queue.Empty:
+                if done:
+                    self.start_ready()  # the freed slots go to the next jobs in line
                 return done
             self._running[job.target].discard(job)
             done.append(job)

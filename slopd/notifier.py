@@ -6,6 +6,7 @@ gets at most `burst` of them per `window` seconds, and the rest are coalesced in
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -63,6 +64,7 @@ class Notifier:
     ) -> None:
         self.argv, self.runner, self.env, self.log = argv, runner, env, log
         self.limit = RateLimit()
+        self._threads: list[threading.Thread] = []
 
     def notify(self, text: str, now: float, bound: Any) -> None:
         bound.info("notify", text=text)
@@ -87,9 +89,17 @@ class Notifier:
 
     def _run(self, text: str) -> None:
         assert self.argv is not None
-        threading.Thread(
+        thread = threading.Thread(
             target=self.runner,
             args=(self.argv,),
             daemon=True,
             kwargs={"stdin": text.encode(), "env": self.env, "timeout": NOTIFY_TIMEOUT},
-        ).start()
+        )
+        thread.start()
+        self._threads = [alive for alive in self._threads if alive.is_alive()] + [thread]
+
+    def wait(self, timeout: float = NOTIFY_TIMEOUT + 1) -> None:
+        """Before exiting: let the notifier commands already started deliver (bounded)."""
+        deadline = time.monotonic() + timeout
+        for thread in self._threads:
+            thread.join(timeout=max(deadline - time.monotonic(), 0))
