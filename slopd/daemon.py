@@ -95,6 +95,7 @@ class Daemon:
         self.jobs = JobPool(limits, wake=self.wakeup.set, before_start=self._before_start)
         self.in_flight: set[tuple[str, str]] = set()
         self.backlog = False
+        self.rescan_requested = False
         self.notifier = Notifier(config.notify, runner, executor.child_environment({}), self.log)
         self.held: dict[str, str] = {}  # sidecar name -> the authorized order waiting for it
         self.notices: queue.SimpleQueue[Notice] = queue.SimpleQueue()
@@ -119,8 +120,8 @@ class Daemon:
                     self._reload()
                 if self._take_notices() or not self._watcher_healthy():
                     next_scan = 0.0
-                if self.backlog and not len(self.intake):
-                    next_scan = 0.0
+                if (self.backlog and not len(self.intake)) or self.rescan_requested:
+                    next_scan, self.rescan_requested = 0.0, False
                 if time.monotonic() >= next_scan:
                     self.scan()
                     next_scan = time.monotonic() + self.config.rescan_interval
@@ -192,6 +193,8 @@ class Daemon:
         self.notifier.argv = config.notify
         self.intake.settle = config.settle
         self.jobs.set_limit(EXECUTOR, config.executor.max_parallel if config.executor else 1)
+        self.intake.release_all()
+        self.rescan_requested = True
         self.log.info("config.reloaded")
 
     def now(self) -> str:

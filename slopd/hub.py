@@ -67,6 +67,7 @@ def describe(mode: int) -> str:
         stat.S_ISSOCK: "a socket",
         stat.S_ISCHR: "a character device",
         stat.S_ISBLK: "a block device",
+        stat.S_ISREG: "a regular file",
     }
     return next((text for test, text in kinds.items() if test(mode)), "not a regular file")
 

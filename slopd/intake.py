@@ -49,6 +49,10 @@ class Intake:
     def release(self, where: Where) -> None:
         self._quiet.pop(where, None)
 
+    def release_all(self) -> None:
+        """Look at every quiet name again (after a reload, what was left may now be ours)."""
+        self._quiet.clear()
+
     def failed(self, where: Where) -> None:
         self._failed.add(where)
 

@@ -50,7 +50,9 @@ class RateLimit:
         if not self.held:
             return None
         self.started = None
-        return self.due(float("inf"))
+        summary = self.due(float("inf"))
+        self.started = None
+        return summary
 
     def deadline(self) -> float:
         if not self.held or self.started is None:

@@ -150,7 +150,8 @@ def render(report: dict[str, Any]) -> str:
             )
     error = report["last_error"]
     if error is not None:
-        detail = error.get("reason") or error.get("exception", "").strip().splitlines()[-1:] or ""
+        exception_lines = str(error.get("exception", "")).strip().splitlines()
+        detail = error.get("reason") or (exception_lines[-1] if exception_lines else "")
         lines.append(f"last error: {error.get('timestamp')} {error.get('event')} {detail}".rstrip())
     else:
         lines.append("last error: none")

@@ -1,0 +1,606 @@
+"""slopd as a long-running service, black-box: the watcher, settling, held orders, lifecycle,
+status/tail and notification coalescing (SPEC §6, §7, §8).
+
+Daemons run in the background on a real hub and are always stopped with SIGTERM on the way
+out. Behaviour is made visible by configuration, never by timing: a huge `settle` or
+`rescan_interval` turns "took the fast path" into "was answered at all".
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import json
+import logging
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import structlog
+
+from slopd import config as config_module
+from slopd import log
+from slopd.daemon import Daemon
+from slopd.hub import Hub
+from slopd.ledger import Ledger
+from tests.conftest import HubDir, body_of, envelope_text, front_matter, wait_for
+
+EVENT_DEADLINE = 10.0  # well under the 30 s default rescan: an answer by then came from an event
+FAST = "rescan_interval = 0.2\nsettle = 0.1\n"
+
+
+# -- helpers ---------------------------------------------------------------------------------
+
+
+def records(hub: HubDir) -> list[dict[str, Any]]:
+    """The log's complete lines (a line being written right now is left for the next look)."""
+    path = hub.state / "slopd.log"
+    if not path.exists():
+        return []
+    lines = path.read_text(encoding="utf-8").split("\n")[:-1]
+    return [json.loads(line) for line in lines if line]
+
+
+def events(hub: HubDir, name: str, **match: Any) -> list[dict[str, Any]]:
+    return [
+        record
+        for record in records(hub)
+        if record.get("event") == name and all(record.get(key) == value for key, value in match.items())
+    ]
+
+
+def handshake(hub: HubDir, envelope_id: str, lane: str = "inbox", **fields: Any) -> Path:
+    fields.setdefault("to", "watcher")
+    text = envelope_text("Hello.\n", id=envelope_id, type="handshake", **fields)
+    return hub.drop(f"{envelope_id}.md", text, lane=lane)
+
+
+def acked(hub: HubDir, envelope_id: str) -> bool:
+    return (hub.root / "outbox" / f"{envelope_id}.ack.md").is_file()
+
+
+def stop(daemon: subprocess.Popen[str], sig: int = signal.SIGTERM) -> int:
+    """Signal the daemon and wait for it; a daemon that will not stop is killed (and fails)."""
+    if daemon.poll() is None:
+        daemon.send_signal(sig)
+    try:
+        return daemon.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        daemon.kill()
+        daemon.wait()
+        pytest.fail("slopd run did not stop within 30 s of the signal")
+
+
+@contextlib.contextmanager
+def running(hub: HubDir, *extra: str) -> Iterator[subprocess.Popen[str]]:
+    """A background `slopd run` whose watcher is up for the block; SIGTERM (exit 0) after it."""
+    before = len(events(hub, "watcher.started"))
+    daemon = hub.start(*extra)
+    streams = [stream for stream in (daemon.stdout, daemon.stderr) if stream is not None]
+    drains = [threading.Thread(target=stream.read, daemon=True) for stream in streams]
+    for drain in drains:
+        drain.start()
+
+    def up() -> bool:
+        if daemon.poll() is not None:
+            pytest.fail(f"slopd run exited early with {daemon.returncode}")
+        return len(events(hub, "watcher.started")) > before
+
+    try:
+        wait_for(up)
+        yield daemon
+    finally:
+        code = stop(daemon)
+        for drain in drains:
+            drain.join(timeout=10)
+        for stream in streams:
+            stream.close()
+    assert code == 0
+
+
+def status_json(hub: HubDir) -> dict[str, Any]:
+    result = hub.slopd("status", "--hub", str(hub.root), "--state", str(hub.state), "--json")
+    assert result.returncode == 0, result.stderr
+    report: dict[str, Any] = json.loads(result.stdout)
+    return report
+
+
+def status_text(hub: HubDir) -> str:
+    result = hub.slopd("status", "--hub", str(hub.root), "--state", str(hub.state))
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+def write_script(tmp_path: Path, name: str, code: str) -> Path:
+    path = tmp_path / "tools" / name
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(code, encoding="utf-8")
+    return path
+
+
+def toml_argv(argv: list[str]) -> str:
+    return "[" + ", ".join(json.dumps(item) for item in argv) + "]"
+
+
+@contextlib.contextmanager
+def in_process(hub: HubDir, config_text: str) -> Iterator[Daemon]:
+    """A real `Daemon` built as `slopd run` builds it, running `run()` in a thread of this process."""
+    hub.state.mkdir(parents=True, exist_ok=True, mode=0o700)
+    log.configure(log_file=hub.state / "slopd.log", stream=None)
+    the_hub = Hub(hub.root)
+    ledger = Ledger(hub.state / "ledger.sqlite3")
+    daemon = Daemon(hub=the_hub, ledger=ledger, config=config_module.parse(config_text), state_dir=hub.state)
+    stopping = threading.Event()
+    thread = threading.Thread(target=daemon.run, kwargs={"stop": stopping, "grace": 5.0}, daemon=True)
+    thread.start()
+    try:
+        wait_for(lambda: events(hub, "watcher.started"))
+        yield daemon
+    finally:
+        stopping.set()
+        daemon.wakeup.set()
+        thread.join(timeout=30)
+        alive = thread.is_alive()
+        ledger.close()
+        the_hub.close()
+        if daemon.watcher is not None:
+            for name in ("watchdog.observers.inotify_c", "watchdog.observers.inotify"):
+                logging.getLogger(name).removeHandler(daemon.watcher._alarm)
+        sink = log.get().bind()._logger._sink  # the log file slopd keeps open: close it
+        with sink.lock:
+            if sink.file is not None:
+                sink.file.close()
+                sink.file = None
+        structlog.reset_defaults()
+    assert not alive, "Daemon.run did not return after stop"
+
+
+def kill_observer(daemon: Daemon) -> None:
+    """Simulate the death of the watcher's observer thread (events stop arriving)."""
+    assert daemon.watcher is not None
+    observer = daemon.watcher._observer
+    assert observer is not None
+    observer.stop()
+    observer.join()
+
+
+# -- watching --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("mode", ["native", "polling"])
+def test_a_renamed_handshake_is_answered_by_the_event_path(hub: HubDir, mode: str) -> None:
+    """With the 30 s default rescan, a handshake renamed into inbox/ is acked within 10 s."""
+    extra = ("--polling",) if mode == "polling" else ()
+    with running(hub, *extra):
+        # An answer proves the start-up scan is over: the next file can only come by an event.
+        handshake(hub, "20260704t080000z-first")
+        wait_for(lambda: acked(hub, "20260704t080000z-first"), timeout=EVENT_DEADLINE)
+        handshake(hub, "20260704t080001z-second")
+        wait_for(lambda: acked(hub, "20260704t080001z-second"), timeout=EVENT_DEADLINE)
+    assert hub.lane("inbox") == []
+    assert hub.archived() == ["20260704t080000z-first.md", "20260704t080001z-second.md"]
+    assert events(hub, "watcher.started")[0]["polling"] is (mode == "polling")
+
+
+def test_a_renamed_in_file_does_not_pay_the_settle_wait(hub: HubDir) -> None:
+    """`settle = 60`: a handshake renamed into inbox/ is complete, so it is acked within 10 s."""
+    hub.write_config("settle = 60\nrescan_interval = 300\n")
+    with running(hub):
+        handshake(hub, "20260704t080100z-renamed")
+        wait_for(lambda: acked(hub, "20260704t080100z-renamed"), timeout=EVENT_DEADLINE)
+    assert hub.lane("inbox") == []
+
+
+def test_a_file_written_in_place_waits_for_settle(hub: HubDir) -> None:
+    """`settle = 60`: a file written in place is not read after 3 s; a run with `settle = 1` reads it."""
+    hub.write_config("settle = 60\nrescan_interval = 300\n")
+    ident = "20260704t080200z-in-place"
+    path = hub.root / "inbox" / f"{ident}.md"
+    with running(hub):
+        with path.open("w", encoding="utf-8") as writer:  # open, write, close in the lane itself
+            writer.write(envelope_text("Hello.\n", id=ident, type="handshake"))
+        time.sleep(3)  # a negative check: nothing may happen within this time
+        assert hub.lane("inbox") == [f"{ident}.md"]
+        assert hub.outbox() == {}
+        assert hub.archived() == []
+
+    hub.write_config("settle = 1\nrescan_interval = 300\n")
+    with running(hub):
+        wait_for(lambda: acked(hub, ident), timeout=EVENT_DEADLINE)
+    assert hub.lane("inbox") == []
+    assert hub.archived() == [f"{ident}.md"]
+
+
+SLOW_WRITER = r"""
+import sys, time
+path, source = sys.argv[1], sys.argv[2]
+data = open(source, encoding="utf-8").read()
+size = -(-len(data) // 4)
+with open(path, "w", encoding="utf-8") as out:  # kept open across the pauses
+    for number in range(4):
+        out.write(data[number * size:(number + 1) * size])
+        out.flush()
+        if number < 3:
+            time.sleep(1.5)
+"""
+
+
+def test_a_slow_writer_is_never_parsed_half_written(hub: HubDir, tmp_path: Path) -> None:
+    """A writer pausing 1.5 s (> settle 0.5) between 4 pieces, file open throughout, gets one ack."""
+    hub.write_config("settle = 0.5\nrescan_interval = 300\n")
+    ident = "20260704t080300z-slow"
+    text = envelope_text("A slow writer.\n" + "Line of body text.\n" * 40, id=ident, type="handshake")
+    source = tmp_path / "envelope.md"
+    source.write_text(text, encoding="utf-8")
+    writer_script = write_script(tmp_path, "slow_writer.py", SLOW_WRITER)
+    with running(hub):
+        writer = subprocess.run(
+            [sys.executable, str(writer_script), str(hub.root / "inbox" / "slow.md"), str(source)],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+        )
+        assert writer.returncode == 0, writer.stderr
+        wait_for(hub.outbox, timeout=EVENT_DEADLINE)
+        wait_for(hub.archived, timeout=EVENT_DEADLINE)
+    replies = hub.outbox()
+    assert list(replies) == [f"{ident}.ack.md"], replies
+    assert front_matter(replies[f"{ident}.ack.md"])["in_reply_to"] == ident
+    assert events(hub, "envelope.invalid") == []
+    (archived,) = (hub.root / "archive").glob("*/slow.md")
+    assert archived.read_text(encoding="utf-8") == text
+
+
+# -- lost events ------------------------------------------------------------------------------
+
+
+def test_a_dead_observer_loses_nothing_and_an_overflow_is_noticed(hub: HubDir) -> None:
+    """Files dropped while the observer is dead are all answered (`watcher.died`); an overflow rescans."""
+    with in_process(hub, "rescan_interval = 1\n") as daemon:
+        kill_observer(daemon)
+        ids = [f"20260704t081000z-lost-{number}" for number in range(10)]
+        for ident in ids:
+            handshake(hub, ident)
+        wait_for(lambda: all(acked(hub, ident) for ident in ids), timeout=EVENT_DEADLINE)
+        wait_for(lambda: events(hub, "watcher.died"))
+        assert daemon.watcher is not None
+        wait_for(daemon.watcher.healthy)  # restarted
+
+        logging.getLogger("watchdog.observers.inotify_c").warning(
+            "Inotify queue overflowed; filesystem events were lost"
+        )
+        wait_for(lambda: events(hub, "watcher.overflowed"))
+        handshake(hub, "20260704t081100z-after")
+        wait_for(lambda: acked(hub, "20260704t081100z-after"), timeout=EVENT_DEADLINE)
+    assert hub.lane("inbox") == []
+    assert len(hub.archived()) == 11
+    assert all(len(hub.replies_to(ident)) == 1 for ident in ids)
+
+
+MAX_QUEUED = Path("/proc/sys/fs/inotify/max_queued_events")
+
+
+def _can_lower_inotify_queue() -> bool:
+    try:
+        value = MAX_QUEUED.read_text()
+        MAX_QUEUED.write_text(value)
+    except OSError:
+        return False
+    return True
+
+
+def _drop_burst(hub: HubDir, ids: list[str]) -> None:
+    for ident in ids:
+        handshake(hub, ident)
+
+
+def _assert_each_acked_once(hub: HubDir, ids: list[str]) -> None:
+    wait_for(lambda: all(acked(hub, ident) for ident in ids), timeout=50)
+    assert sorted(hub.outbox()) == sorted(f"{ident}.ack.md" for ident in ids)
+    assert hub.lane("inbox") == []
+    assert len(hub.archived()) == len(ids)
+
+
+@pytest.mark.slow
+def test_a_real_inotify_overflow_loses_nothing(hub: HubDir) -> None:
+    """300 handshakes renamed in at once with an inotify queue of 16 events: each acked exactly once."""
+    ids = [f"20260704t082000z-burst-{number:03d}" for number in range(300)]
+    if not _can_lower_inotify_queue():
+        # Cannot shrink the kernel queue here: suppress the events by killing the observer instead.
+        with in_process(hub, "rescan_interval = 2\n") as daemon:
+            kill_observer(daemon)
+            _drop_burst(hub, ids)
+            _assert_each_acked_once(hub, ids)
+        assert events(hub, "watcher.died")
+        return
+    hub.write_config("rescan_interval = 2\n")
+    original = MAX_QUEUED.read_text()
+    restored = False
+    try:
+        MAX_QUEUED.write_text("16\n")
+        with running(hub):
+            MAX_QUEUED.write_text(original)  # read at inotify_init: the daemon's queue stays at 16
+            restored = True
+            _drop_burst(hub, ids)
+            _assert_each_acked_once(hub, ids)
+    finally:
+        if not restored:
+            MAX_QUEUED.write_text(original)
+    assert events(hub, "watcher.overflowed")
+
+
+# -- held authorized orders -------------------------------------------------------------------
+
+ORDER_ID = "20260704t083000z-order-1"
+
+
+def order_text() -> str:
+    return envelope_text(
+        "Run the release checklist.\n", id=ORDER_ID, type="instigate", auth="signed:o1.md.sig"
+    )
+
+
+def test_an_order_waits_for_its_signature_then_is_answered(hub: HubDir) -> None:
+    """An authorized order without its .sig is held (once, listed by status); the .sig releases it."""
+    hub.write_config(FAST)
+    with running(hub):
+        hub.drop("o1.md", order_text(), lane="authorized")
+        wait_for(lambda: events(hub, "envelope.held"))
+        # Two full scans later (each logs a new unrecognized name once) it is still only held once.
+        for marker in ("marker-1.txt", "marker-2.txt"):
+            (hub.root / "inbox" / marker).write_text("not an envelope\n")
+            wait_for(functools.partial(events, hub, "file.unrecognized", file=marker))
+        assert len(events(hub, "envelope.held")) == 1
+        assert hub.lane("authorized") == ["o1.md"]
+        assert hub.replies_to(ORDER_ID) == []
+        report = status_json(hub)
+        assert report["lanes"]["authorized"]["held"] == ["o1.md"]
+        assert report["lanes"]["authorized"]["waiting"] == []
+        assert "o1.md  (held: waiting for o1.md.sig)" in status_text(hub)
+
+        hub.drop("o1.md.sig", "-----BEGIN SSH SIGNATURE-----\nnot real\n", lane="authorized")
+        wait_for((hub.root / "outbox" / f"{ORDER_ID}.error.md").is_file, timeout=EVENT_DEADLINE)
+        wait_for(lambda: len(hub.archived()) == 2)
+    error = hub.reply(ORDER_ID, "error")
+    assert front_matter(error)["in_reply_to"] == ORDER_ID
+    assert "not supported yet" in body_of(error)
+    assert hub.archived() == ["o1.md", "o1.md.sig"]
+    assert hub.lane("authorized") == []
+    assert len(hub.replies_to(ORDER_ID)) == 1
+
+
+def test_once_leaves_a_held_order_in_place(hub: HubDir) -> None:
+    """`--once` on a hub whose only order waits for its .sig exits 0 and leaves it there unanswered."""
+    hub.drop("o1.md", order_text(), lane="authorized")
+    hub.run_once(timeout=30)
+    assert hub.lane("authorized") == ["o1.md"]
+    assert hub.outbox() == {}
+    assert hub.archived() == []
+    assert len(events(hub, "envelope.held")) == 1
+
+
+# -- lifecycle --------------------------------------------------------------------------------
+
+
+def test_sigint_stops_like_sigterm(hub: HubDir) -> None:
+    """SIGINT: the daemon stops cleanly, exit 0, and logs `daemon.stopped`."""
+    daemon = hub.start()
+    try:
+        wait_for(lambda: events(hub, "watcher.started"))
+        handshake(hub, "20260704t084000z-hello")
+        wait_for(lambda: acked(hub, "20260704t084000z-hello"), timeout=EVENT_DEADLINE)
+    finally:
+        code = stop(daemon, signal.SIGINT)
+        daemon.communicate()
+    assert code == 0
+    assert events(hub, "daemon.stopped")
+
+
+NAMES = 'names = ["watcher", "watcher:main"]\n'
+NEW_NAMES = 'names = ["watcher", "watcher:main", "watcher:newname"]\n'
+
+
+def _reload(daemon: subprocess.Popen[str], hub: HubDir, event: str) -> dict[str, Any]:
+    before = len(events(hub, event))
+    daemon.send_signal(signal.SIGHUP)
+    wait_for(lambda: len(events(hub, event)) > before)
+    return events(hub, event)[-1]
+
+
+def test_sighup_with_a_valid_config_takes_effect(hub: HubDir) -> None:
+    """A name added by SIGHUP is served: an envelope to it, left in place before, is answered after."""
+    hub.write_config(NAMES + FAST)
+    before, after = "20260704t085000z-before", "20260704t085100z-after"
+    with running(hub) as daemon:
+        handshake(hub, before, to="watcher:newname")
+        wait_for(lambda: events(hub, "envelope.left", file=f"{before}.md"))
+        assert hub.lane("inbox") == [f"{before}.md"]
+        assert hub.outbox() == {}
+
+        hub.write_config(NEW_NAMES + FAST)
+        _reload(daemon, hub, "config.reloaded")
+        handshake(hub, after, to="watcher:newname")
+        wait_for(lambda: acked(hub, after), timeout=EVENT_DEADLINE)
+    assert front_matter(hub.reply(after, "ack"))["to"] == "claude-code"
+    assert events(hub, "config.reload_failed") == []
+
+
+def test_sighup_releases_envelopes_left_for_a_name_it_adds(hub: HubDir) -> None:
+    """An envelope left in place for `watcher:newname` is answered once a reload makes that name ours."""
+    hub.write_config(NAMES + FAST)
+    ident = "20260704t085200z-waiting"
+    with running(hub) as daemon:
+        handshake(hub, ident, to="watcher:newname")
+        wait_for(lambda: events(hub, "envelope.left", file=f"{ident}.md"))
+        hub.write_config(NEW_NAMES + FAST)
+        _reload(daemon, hub, "config.reloaded")
+        wait_for(lambda: acked(hub, ident), timeout=EVENT_DEADLINE)
+    assert hub.lane("inbox") == []
+
+
+def test_sighup_with_an_invalid_config_keeps_the_old_one(hub: HubDir) -> None:
+    """An unknown key on reload: `config.reload_failed` names it, and the old config keeps serving."""
+    hub.write_config(NAMES + FAST)
+    ident = "20260704t085300z-still"
+    with running(hub) as daemon:
+        hub.write_config(NEW_NAMES + FAST + "bogus = 1\n")
+        failed = _reload(daemon, hub, "config.reload_failed")
+        assert "bogus" in failed["reason"]
+        assert failed["level"] == "error"
+        handshake(hub, ident, to="watcher:main")
+        wait_for(lambda: acked(hub, ident), timeout=EVENT_DEADLINE)
+        assert daemon.poll() is None
+    ack = front_matter(hub.reply(ident, "ack"))
+    assert ack["from"] == "watcher:main"  # the old names: the defaults would say watcher:HOST
+    assert events(hub, "config.reloaded") == []
+
+
+# -- status and tail --------------------------------------------------------------------------
+
+WAIT_FOR_RELEASE = r"""
+import os, sys, time
+release = sys.argv[1]
+while not os.path.exists(release):
+    time.sleep(0.05)
+sys.stdout.write("released\n")
+"""
+
+
+def test_status_lists_a_running_execution(hub: HubDir, tmp_path: Path) -> None:
+    """While the executor runs, `status --json` lists the id under `executing` with a `since`."""
+    release = tmp_path / "release"
+    script = write_script(tmp_path, "wait.py", WAIT_FOR_RELEASE)
+    hub.write_config(
+        FAST + f"[executor]\ncommand = {toml_argv([sys.executable, str(script), str(release)])}\n"
+        "timeout = 60\n"
+    )
+    ident = "20260704t086000z-job"
+    with running(hub) as daemon:
+        hub.drop(f"{ident}.md", envelope_text("Do it.\n", id=ident, type="instigate"))
+        wait_for(lambda: events(hub, "execution.started", id=ident), timeout=EVENT_DEADLINE)
+        report = status_json(hub)
+        assert report["daemon"]["running"] is True
+        assert report["daemon"]["pid"] == daemon.pid
+        assert report["daemon"]["since"]
+        (executing,) = report["executing"]
+        assert executing["id"] == ident
+        assert executing["file"] == f"inbox/{ident}.md"
+        assert executing["since"]
+        assert f"executing: {ident} since {executing['since']}" in status_text(hub)
+
+        release.write_text("go\n")
+        wait_for((hub.root / "outbox" / f"{ident}.result.md").is_file, timeout=EVENT_DEADLINE)
+        assert status_json(hub)["executing"] == []
+    assert status_json(hub)["daemon"]["running"] is False
+
+
+def test_status_shows_the_last_error(hub: HubDir) -> None:
+    """After a reply fails (outbox/ is a file), status has `last_error` and a `last error:` line."""
+    hub.write_config(FAST)
+    assert status_json(hub)["last_error"] is None
+    ident = "20260704t086100z-hello"
+    outbox = hub.root / "outbox"
+    outbox.rmdir()
+    outbox.write_text("not a directory\n")
+    with running(hub):
+        assert "last error: none" in status_text(hub)
+        handshake(hub, ident)
+        wait_for(lambda: status_json(hub)["last_error"] is not None, timeout=EVENT_DEADLINE)
+        last = status_json(hub)["last_error"]
+        assert last["event"] == "envelope.failed"
+        assert last["file"] == f"{ident}.md"
+        lines = [line for line in status_text(hub).splitlines() if line.startswith("last error:")]
+        assert len(lines) == 1
+        assert "envelope.failed" in lines[0]
+        assert "outbox/" in lines[0]  # the reason, from the exception's last line
+
+        outbox.unlink()
+        outbox.mkdir()
+        wait_for(lambda: acked(hub, ident), timeout=EVENT_DEADLINE)  # the next full scan retries it
+    assert hub.lane("inbox") == []
+    assert status_json(hub)["last_error"]["event"] == "envelope.failed"  # still the last one
+    assert "['" not in lines[0], lines[0]  # the reason as text, not a Python list's repr
+
+
+def test_tail_lane_shows_only_that_lanes_lines(hub: HubDir) -> None:
+    """`slopd tail --lane authorized` prints lines about authorized/ only, and `--lane inbox` the others."""
+    hub.drop("order.md", envelope_text(id="20260704t087000z-order", type="instigate"), lane="authorized")
+    handshake(hub, "20260704t087100z-hello")
+    hub.run_once()
+    base = ("tail", "--hub", str(hub.root), "--state", str(hub.state), "-n", "1000")
+
+    authorized = hub.slopd(*base, "--lane", "authorized")
+    assert authorized.returncode == 0, authorized.stderr
+    lines = authorized.stdout.splitlines()
+    assert lines
+    assert all(" lane=authorized" in line for line in lines), lines
+    assert any("file=order.md" in line for line in lines)
+    assert not any("20260704t087100z-hello" in line for line in lines)
+
+    inbox = hub.slopd(*base, "--lane", "inbox")
+    assert inbox.returncode == 0, inbox.stderr
+    inbox_lines = inbox.stdout.splitlines()
+    assert any("20260704t087100z-hello" in line for line in inbox_lines)
+    assert all(" lane=inbox" in line for line in inbox_lines), inbox_lines
+
+    everything = hub.slopd(*base)
+    assert len(everything.stdout.splitlines()) > len(lines) + len(inbox_lines)  # start/stop lines too
+
+
+# -- notification coalescing ------------------------------------------------------------------
+
+NOTIFIER = r"""
+import os, sys
+data = sys.stdin.buffer.read()
+fd = os.open(sys.argv[1], os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+os.write(fd, data + b"\n<<END>>\n")
+os.close(fd)
+"""
+
+
+def test_a_burst_of_errors_is_coalesced_into_five_notifications_and_a_summary(
+    hub: HubDir, tmp_path: Path
+) -> None:
+    """12 invalid files: the notifier runs 5 times plus one "7 more"; the log has all 12 `notify`."""
+    received = tmp_path / "notifications"
+    script = write_script(tmp_path, "notify.py", NOTIFIER)
+    hub.write_config(
+        FAST + f"[notify]\ncommand = {toml_argv([sys.executable, str(script), str(received)])}\n"
+    )
+    ids = [f"20260704t088000z-bad-{number:02d}" for number in range(12)]
+
+    def notifications() -> list[str]:
+        """Every run of the notifier command, in order (an empty string: it got empty stdin)."""
+        if not received.exists():
+            return []
+        return [item.strip() for item in received.read_text().split("\n<<END>>\n")[:-1]]
+
+    with running(hub):
+        for ident in ids:
+            hub.drop(f"{ident}.md", envelope_text(id=ident, type="bogus"))
+        wait_for(
+            lambda: len([name for name in hub.outbox() if ".invalid-" in name]) == 12,
+            timeout=EVENT_DEADLINE,
+        )
+        wait_for(lambda: len(notifications()) == 5)
+    notify = events(hub, "notify")
+    assert len(notify) == 12
+    assert {record["id"] for record in notify} == set(ids)
+    assert len(events(hub, "notify.coalesced")) == 1
+    # The summary is sent on shutdown; its command may finish just after the daemon has exited.
+    deadline = time.monotonic() + 10
+    while len(notifications()) < 6 and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+    texts = notifications()
+    individual = [text for text in texts if text.startswith("error for ")]
+    assert len(individual) == 5, texts
+    assert len(texts) == 6, f"expected 5 notifications and one summary, the notifier got {texts}"
+    assert texts[5].startswith("7 more notifications (see slopd tail); the last: error for "), texts
