@@ -16,14 +16,17 @@ import sys
 import threading
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from types import FrameType
 
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
 from slopd import config as config_module
 from slopd import guide, lock, log, status, tail
 from slopd.config import ConfigError
-from slopd.core import replies
+from slopd.core import orders, replies, sshsig
 from slopd.core.envelope import (
     MAX_ENVELOPE_BYTES,
     PROTOCOL,
@@ -35,7 +38,7 @@ from slopd.core.envelope import (
 )
 from slopd.core.names import Kind, classify
 from slopd.daemon import Daemon
-from slopd.hub import Hub, LaneError, Unreadable, read_file
+from slopd.hub import Hub, LaneError, Unreadable, read_file, write_file
 from slopd.hub import init as init_hub
 from slopd.ledger import Ledger
 
@@ -83,6 +86,7 @@ def _load_config(args: argparse.Namespace, hub: Path) -> config_module.Config:
 def cmd_run(args: argparse.Namespace) -> int:
     hub_root = _hub_root(args.hub)
     config = _load_config(args, hub_root)
+    trust = config_module.load_trust(config)
     state = _state_dir(args, hub_root)
     config_module.ensure_outside(hub_root, state, "the state dir")
     state.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -93,7 +97,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     log.configure(log_file=Path(args.log_file) if args.log_file else state / LOG_NAME, level=args.log_level)
     hub = Hub(hub_root)
     ledger = Ledger(state / LEDGER_NAME)
-    daemon = Daemon(hub=hub, ledger=ledger, config=config, state_dir=state)
+    daemon = Daemon(hub=hub, ledger=ledger, config=config, state_dir=state, trust=trust)
     stop = threading.Event()
 
     def on_stop(signum: int, _frame: FrameType | None) -> None:
@@ -245,7 +249,93 @@ def cmd_notes(args: argparse.Namespace) -> int:
     return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _inside_authorized(path: Path) -> bool:
+    """Whether `path` sits in a hub's `authorized/` lane (slopd never writes there)."""
+    parent = path.resolve().parent
+    return parent.name == "authorized" and (parent.parent / "inbox").is_dir()
+
+
+def cmd_keygen(args: argparse.Namespace) -> int:
+    path = Path(args.path)
+    key = Ed25519PrivateKey.generate()
+    public = sshsig.public_key_line(key.public_key().public_bytes_raw(), args.principal)
+    try:
+        write_file(path, sshsig.private_key_bytes(key, args.principal), mode=0o600)
+    except FileExistsError:
+        raise UsageError(f"{path}: already exists; not overwriting a key") from None
+    pub = Path(f"{path}.pub")
+    try:
+        write_file(pub, (public + "\n").encode())
+    except FileExistsError:
+        raise UsageError(f"{pub}: already exists; not overwriting a key") from None
+    namespace = args.namespace
+    print(f'{args.principal} namespaces="{namespace}" {public.rsplit(" ", 1)[0]}')
+    print(f"# the line above is this key's allowed_signers entry; keep {path} private", file=sys.stderr)
+    return 0
+
+
+def cmd_sign(args: argparse.Namespace) -> int:
+    target = Path(args.file)
+    signature_path = Path(f"{target}.sig")
+    if _inside_authorized(target):
+        raise UsageError(
+            f"{target}: slopd never writes into authorized/; sign the order elsewhere, "
+            "then move it and its .sig into the lane"
+        )
+    try:
+        key = sshsig.load_private_key(Path(args.key).read_bytes())
+        message = target.read_bytes()
+    except OSError as error:
+        raise UsageError(f"{error.filename}: {error.strerror}") from None
+    except sshsig.SignatureError as error:
+        raise UsageError(f"{args.key}: {error.reason}") from None
+    armored = sshsig.sign(message, key, namespace=args.namespace)
+    try:
+        write_file(signature_path, armored, replace=args.force)
+    except FileExistsError:
+        raise UsageError(f"{signature_path}: already exists; use --force to replace it") from None
+    print(f"wrote {signature_path}")
+    return 0
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    target = Path(args.file)
+    config = config_module.Config(
+        names=config_module.default_names(),
+        auth=config_module.Auth(allowed_signers=Path(args.allowed_signers), namespace=args.namespace),
+    )
+    trust = config_module.load_trust(config)
+    message = read_file(target, MAX_ENVELOPE_BYTES)
+    if isinstance(message, Unreadable):
+        print(f"{target}: not verified: the file {message.reason}")
+        return 1
+    try:
+        envelope = parse(message.data, name=target.name)
+    except EnvelopeError as error:
+        print(f"{target}: not verified: not a valid envelope: {'; '.join(error.reasons)}")
+        return 1
+    sidecar = envelope.sidecar or f"{target.name}.sig"
+    signature = read_file(target.parent / sidecar, sshsig.MAX_SIGNATURE_BYTES)
+    if isinstance(signature, Unreadable):
+        print(f"{target}: not verified: its signature {sidecar} {signature.reason}")
+        return 1
+    assert trust is not None
+    verdict = orders.check(
+        envelope,
+        message.data,
+        signature.data,
+        replace(trust, names=frozenset({envelope.to})),
+        datetime.now(UTC),
+    )
+    if isinstance(verdict, orders.Invalid):
+        print(f"{target}: not verified: {verdict.reason}")
+        return 1
+    where = f"{verdict.fingerprint}, allowed_signers line {verdict.line}"
+    print(f"{target}: good signature by {verdict.principal} ({where})")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:  # noqa: PLR0915  # one flat list of every option reads best
     parser = argparse.ArgumentParser(prog="slopd", description="A safe SLOP.md handoff hub.")
     commands = parser.add_subparsers(dest="command", required=True)
 
@@ -291,6 +381,22 @@ def build_parser() -> argparse.ArgumentParser:
     sub = command("validate", cmd_validate, "lint envelopes as the daemon would")
     sub.add_argument("files", nargs="+", metavar="FILE")
     sub.add_argument("--max-bytes", type=int, default=MAX_ENVELOPE_BYTES)
+
+    sub = command("keygen", cmd_keygen, "write an OpenSSH Ed25519 key pair; print its allowed_signers line")
+    sub.add_argument("path", metavar="PATH")
+    sub.add_argument("--principal", required=True, help="who signs with it: the `from` of their orders")
+    sub.add_argument("--namespace", default=sshsig.NAMESPACE)
+
+    sub = command("sign", cmd_sign, "sign FILE (SSHSIG, namespace slop) into FILE.sig")
+    sub.add_argument("--key", required=True, help="an OpenSSH Ed25519 private key")
+    sub.add_argument("--namespace", default=sshsig.NAMESPACE)
+    sub.add_argument("--force", action="store_true", help="replace an existing FILE.sig")
+    sub.add_argument("file", metavar="FILE")
+
+    sub = command("verify", cmd_verify, "verify FILE and its .sig as the daemon would")
+    sub.add_argument("--allowed-signers", required=True)
+    sub.add_argument("--namespace", default=sshsig.NAMESPACE)
+    sub.add_argument("file", metavar="FILE")
 
     sub = command("status", cmd_status, "lanes, pending items, last replies, daemon pid")
     hub_and_state(sub)

@@ -18,10 +18,13 @@ import socket
 import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, TypeVar
 
+from slopd.core import allowed_signers
 from slopd.core.envelope import ACTION_PATTERN, MAX_ENVELOPE_BYTES, PARTY_PATTERN
+from slopd.core.orders import Trust
 from slopd.core.routing import Policy
 
 T = TypeVar("T")
@@ -71,6 +74,7 @@ class Config:
             names=frozenset(self.names),
             executor=self.executor is not None,
             seats=frozenset(self.seats),
+            actions=frozenset(self.actions),
         )
 
 
@@ -291,3 +295,26 @@ def ensure_outside(hub: Path, path: Path, what: str) -> None:
         if probe.parent == probe:
             return
         probe = probe.parent
+
+
+def load_trust(config: Config) -> Trust | None:
+    """The allowed signers (outside the hub), or None when none are configured."""
+    path = config.auth.allowed_signers
+    if path is None:
+        return None
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise ConfigError(f"{path}: cannot read the allowed-signers file: {error}") from None
+    try:
+        signers = allowed_signers.parse(text, local_zone=datetime.now().astimezone().tzinfo or UTC)
+    except allowed_signers.AllowedSignersError as error:
+        raise ConfigError(f"{path}: {error}") from None
+    if not signers:
+        raise ConfigError(f"{path}: the allowed-signers file lists no signer")
+    return Trust(
+        signers=signers,
+        namespace=config.auth.namespace,
+        max_age=timedelta(seconds=config.auth.max_age),
+        names=frozenset(config.names),
+    )

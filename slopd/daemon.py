@@ -27,11 +27,13 @@ from pathlib import Path
 from typing import Any
 
 from slopd import executor, log
-from slopd.config import Command, Config
+from slopd.config import Command, Config, load_trust
 from slopd.core import notes, replies, summary
-from slopd.core.envelope import Envelope, EnvelopeError, parse, render
+from slopd.core.envelope import Envelope, EnvelopeError, parse, render, to_json
 from slopd.core.names import Kind, classify, is_sane
+from slopd.core.orders import Trust, Valid
 from slopd.core.routing import (
+    ACTION_PREFIX,
     EXECUTOR,
     Acknowledge,
     Decision,
@@ -46,6 +48,7 @@ from slopd.core.routing import (
     requested_mode,
 )
 from slopd.executor import RunResult
+from slopd.gate import Gate, Hold
 from slopd.hub import INPUT_LANES, Entry, Hub, Unreadable, has_files
 from slopd.intake import Intake
 from slopd.jobs import Job, JobPool
@@ -85,6 +88,7 @@ class Daemon:
         state_dir: Path,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
         runner: Runner = executor.run,
+        trust: Trust | None = None,
     ) -> None:
         self.hub, self.ledger, self.config, self.state_dir = hub, ledger, config, state_dir
         self.clock, self.runner = clock, runner
@@ -97,7 +101,7 @@ class Daemon:
         self.backlog = False
         self.rescan_requested = False
         self.notifier = Notifier(config.notify, runner, executor.child_environment({}), self.log)
-        self.held: dict[str, str] = {}  # sidecar name -> the authorized order waiting for it
+        self.gate = Gate(hub, trust, config.auth.sig_grace, clock)
         self.notices: queue.SimpleQueue[Notice] = queue.SimpleQueue()
         self.watcher: Watcher | None = None
         self.intake = Intake(settle=config.settle, writer_timeout=WRITER_TIMEOUT, track_writers=False)
@@ -172,7 +176,7 @@ class Daemon:
                 continue
             kind = classify(name, lane=lane)
             if kind is Kind.SIDECAR:
-                self._release_held(name)
+                self._sidecar_arrived(name)
             if (lane, name) in self.in_flight or kind not in (Kind.INPUT, Kind.BAD_NAME):
                 continue
             status = self.hub.lstat(lane, name)
@@ -186,12 +190,14 @@ class Daemon:
             return
         try:
             config = self.reload()
+            trust = load_trust(config)
         except Exception as error:  # any failure keeps the running config
             self.log.error("config.reload_failed", reason=str(error))
             return
         self.config, self.policy = config, config.policy()
         self.notifier.argv = config.notify
         self.intake.settle = config.settle
+        self.gate.trust, self.gate.grace = trust, config.auth.sig_grace
         self.jobs.set_limit(EXECUTOR, config.executor.max_parallel if config.executor else 1)
         self.intake.release_all()
         self.rescan_requested = True
@@ -212,6 +218,7 @@ class Daemon:
             except OSError as error:
                 self.log.error("lane.unreadable", lane=lane, reason=str(error))
                 continue
+            names = {entry.name for entry in entries}
             for entry in entries:
                 where = (lane, entry.name)
                 present.add(where)
@@ -225,22 +232,24 @@ class Daemon:
                     self.intake.scanned(where, entry.signature, age=wall - entry.stat.st_mtime, now=now)
                     continue
                 if kind is Kind.SIDECAR:
-                    self._release_held(entry.name)
+                    self._sidecar_arrived(entry.name)
+                    if entry.name.removesuffix(".sig") not in names:
+                        until = self.gate.orphan_until(entry.name, now)
+                        self.intake.defer(where, entry.signature, until=until)
+                        continue
                 self.intake.quiet(where, entry.signature)
                 if kind is Kind.OTHER:
                     self.log.info("file.unrecognized", lane=lane, file=entry.name)
         self.intake.forget_missing(present)
 
-    def _release_held(self, sidecar: str) -> None:
-        """The signature an authorized order waited for has arrived: look at the order again."""
-        order = self.held.pop(sidecar, None)
+    def _sidecar_arrived(self, sidecar: str) -> None:
+        """The signature an authorized order waited for has arrived: the order is due now."""
+        order = self.gate.arrived(sidecar)
         if order is None:
             return
-        where = ("authorized", order)
-        self.intake.release(where)
-        status = self.hub.lstat(*where)
-        if status is not None:
-            self.intake.scanned(where, Entry(order, status).signature, age=0.0, now=time.monotonic())
+        status = self.hub.lstat("authorized", order)
+        signature = Entry(order, status).signature if status is not None else None
+        self.intake.hinted(("authorized", order), Hint.ARRIVED, signature, now=time.monotonic())
 
     def process_due(self) -> None:
         """Handle every candidate whose wait is over and that has not changed meanwhile."""
@@ -263,7 +272,11 @@ class Daemon:
 
     def _handle(self, lane: str, entry: Entry, bound: Any) -> None:
         where = Where(lane, entry.name, entry.stat.st_ino)
-        if classify(entry.name, lane=lane) is Kind.BAD_NAME:
+        kind = classify(entry.name, lane=lane)
+        if kind is Kind.SIDECAR:
+            self._orphan_signature(where, entry, bound)
+            return
+        if kind is Kind.BAD_NAME:
             reason = "has a name that is not valid UTF-8, is over 255 bytes, or has control characters"
             self._reject_unreadable(where, entry, reason, bound)
             return
@@ -282,7 +295,20 @@ class Daemon:
             key = "invalid:" + hashlib.sha256(identity).hexdigest()
             self._answer_invalid(where, key, sha, error.reasons, error.id, error.sender, bound)
             return
-        self._accept(where, entry, sha, envelope, bound.bind(id=envelope.id, type=envelope.type))
+        self._accept(
+            where, entry, sha, envelope, contents.data, bound.bind(id=envelope.id, type=envelope.type)
+        )
+
+    def _orphan_signature(self, where: Where, entry: Entry, bound: Any) -> None:
+        """A `NAME.md.sig` whose order never came within the grace: answered, then archived."""
+        if self.hub.exists(where.lane, where.name.removesuffix(".sig")):
+            self.intake.quiet((where.lane, where.name), entry.signature)
+            return
+        self.gate.forget(where.name)
+        order = where.name.removesuffix(".sig")
+        grace = self.config.auth.sig_grace
+        reason = f"is a signature without its order: {order} did not arrive within {grace:g} s"
+        self._reject_unreadable(where, entry, reason, bound)
 
     def _finish_interrupted_archive(self, where: Where, bound: Any) -> bool:
         """A second link to an archived copy is a move cut short by a crash: finish it."""
@@ -342,27 +368,24 @@ class Daemon:
         )
         self._complete(key, where, reply, row.replies if row else (), bound)
 
-    def _accept(self, where: Where, entry: Entry, sha: str, envelope: Envelope, bound: Any) -> None:
+    def _accept(
+        self, where: Where, entry: Entry, sha: str, envelope: Envelope, data: bytes, bound: Any
+    ) -> None:
         row = self.ledger.get(envelope.id)
         if row is not None:
             if (row.lane, row.file, row.sha256) == (where.lane, where.name, sha) and row.archive is None:
-                self._resume(row, where, envelope, bound)
+                self._resume(row, where, entry, envelope, data, bound)
             else:
+                self.gate.forget(where.name)
                 self._duplicate(where, sha, envelope, bound)
             return
-        decision = decide(envelope, Lane(where.lane), self.policy)
+        decision = self._decide(where, entry, envelope, data, bound)
+        if decision is None:
+            return
         if isinstance(decision, Leave):
             bound.info("envelope.left", reason=decision.reason)
             self.intake.quiet((where.lane, where.name), entry.signature)
             return
-        sidecar = envelope.sidecar
-        if where.lane == "authorized" and sidecar and not self.hub.exists(where.lane, sidecar):
-            if self.held.get(sidecar) != where.name:
-                bound.info("envelope.held", reason=f"waiting for its signature {sidecar}")
-            self.held[sidecar] = where.name
-            self.intake.quiet((where.lane, where.name), entry.signature)
-            return
-        self.held.pop(sidecar or "", None)
         mode = requested_mode(envelope)
         self.ledger.insert(
             key=envelope.id,
@@ -380,6 +403,27 @@ class Daemon:
         bound.info("envelope.routed", decision=label(decision))
         self._perform(envelope, decision, where, (), bound)
 
+    def _decide(
+        self, where: Where, entry: Entry, envelope: Envelope, data: bytes, bound: Any
+    ) -> Decision | None:
+        """Route one envelope; in `authorized/` verify it first. None: held for its signature."""
+        decision = decide(envelope, Lane(where.lane), self.policy)
+        if where.lane != "authorized" or isinstance(decision, Leave):
+            return decision
+        verdict = self.gate.examine(where.name, envelope, data, time.monotonic())
+        if isinstance(verdict, Hold):
+            if verdict.first:
+                bound.info("envelope.held", reason=f"waiting for its signature {verdict.sidecar}")
+            self.intake.defer((where.lane, where.name), entry.signature, until=verdict.until)
+            return None
+        if isinstance(verdict, Valid):
+            bound.info(
+                "order.verified", principal=verdict.principal, key=verdict.fingerprint, line=verdict.line
+            )
+        else:
+            bound.warning("order.rejected", reason=verdict.reason)
+        return decide(envelope, Lane(where.lane), self.policy, verdict)
+
     def _duplicate(self, where: Where, sha: str, envelope: Envelope, bound: Any) -> None:
         target = self.hub.archive_target(where.name, self.clock())
         self.ledger.add_duplicate(
@@ -389,13 +433,19 @@ class Daemon:
         bound.info("envelope.duplicate", archive=target)
         self._archive_sidecar(where, envelope, bound)
 
-    def _resume(self, row: Row, where: Where, envelope: Envelope, bound: Any) -> None:
+    def _resume(
+        self, row: Row, where: Where, entry: Entry, envelope: Envelope, data: bytes, bound: Any
+    ) -> None:
         bound.info("envelope.resumed", status=row.status)
-        decision = decide(envelope, Lane(where.lane), self.policy)
-        if row.status == "received" or (row.status == "queued" and not isinstance(decision, Execute)):
-            self._perform(envelope, decision, where, row.replies, bound)
-        elif row.status == "queued":
-            self._submit(envelope, decision, where)
+        recorded = row.decision or ""
+        if row.status == "queued" and recorded.startswith("execute:"):
+            # Accepted (and for an order, verified) before the crash: run it as decided then.
+            self._submit(envelope, Execute(recorded.removeprefix("execute:")), where)
+            return
+        if row.status in ("received", "queued"):
+            decision = self._decide(where, entry, envelope, data, bound)
+            if decision is not None and not isinstance(decision, Leave):
+                self._perform(envelope, decision, where, row.replies, bound)
         elif row.status in ("executing", "finished"):
             self._answer_outcome(
                 row, row.outcome or {"kind": "error", "reasons": [INTERRUPTED]}, where, bound, envelope
@@ -437,7 +487,13 @@ class Daemon:
                 self._complete(key, where, reply, sent, bound, envelope)
             case Execute(target):
                 if replies.reply_id(key, "ack") not in sent:
-                    what = "the executor" if target == EXECUTOR else f"seat {target}"
+                    what = (
+                        "the executor"
+                        if target == EXECUTOR
+                        else f"action {target.removeprefix(ACTION_PREFIX)}"
+                        if target.startswith(ACTION_PREFIX)
+                        else f"seat {target}"
+                    )
                     self._send(
                         key,
                         replies.ack(
@@ -545,6 +601,8 @@ class Daemon:
         if target == EXECUTOR:
             assert self.config.executor is not None
             return self.config.executor
+        if target.startswith(ACTION_PREFIX):
+            return self.config.actions[target.removeprefix(ACTION_PREFIX)]
         return self.config.seats[target]
 
     def _submit(self, envelope: Envelope, decision: Decision, where: Where) -> None:
@@ -574,11 +632,17 @@ class Daemon:
         return self.state_dir / "runs" / envelope_id
 
     def _run_command(self, job: Job) -> RunResult:
-        """In a worker thread: run the executor, a seat or the summarizer for one envelope."""
+        """In a worker thread: run the executor, a seat, an action or the summarizer for one envelope.
+
+        An action gets the whole envelope as JSON on stdin (SPEC §6); the others get the body.
+        """
         envelope = job.envelope
+        stdin, cwd = envelope.body.encode(), None
         if job.kind == "execute":
             command = self._command_for(job.target)
             argv, timeout, extra_env = command.argv, command.timeout, command.env
+            if job.target.startswith(ACTION_PREFIX):
+                stdin, cwd = to_json(envelope).encode(), command.cwd
         else:
             assert self.config.summarizer is not None
             argv, timeout, extra_env = self.config.summarizer, SUMMARIZER_TIMEOUT, {}
@@ -597,10 +661,10 @@ class Daemon:
         job.context["timeout"] = timeout
         return self.runner(
             argv,
-            stdin=envelope.body.encode(),
+            stdin=stdin,
             env=executor.child_environment(slop, extra_env),
             timeout=timeout,
-            cwd=run_dir,
+            cwd=Path(cwd) if cwd else run_dir,
             cancel=job.cancel,
         )
 

@@ -293,6 +293,34 @@ def read_file(path: str | Path, limit: int, *, dir_fd: int | None = None) -> Con
         os.close(fd)
 
 
+def write_file(path: Path, data: bytes, *, mode: int = 0o644, replace: bool = False) -> None:
+    """Write any file atomically and durably (temp, fsync, link or rename, fsync the directory).
+
+    Without `replace`, an existing file is never clobbered: FileExistsError.
+    """
+    parent = path.parent
+    dir_fd = os.open(parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    temp = f"{TEMP_PREFIX}{secrets.token_hex(6)}-{path.name}"[:255]
+    try:
+        fd = os.open(temp, _CREATE_FLAGS, mode, dir_fd=dir_fd)
+        try:
+            os.write(fd, data)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        try:
+            if replace:
+                os.replace(temp, path.name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+            else:
+                os.link(temp, path.name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd, follow_symlinks=False)
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(temp, dir_fd=dir_fd)
+        fsync_dir(dir_fd)
+    finally:
+        os.close(dir_fd)
+
+
 def init(root: Path, guide: str) -> list[str]:
     """Create the lanes and HUB.md where missing; never change what exists. Returns what was made."""
     made = []

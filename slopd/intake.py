@@ -86,6 +86,10 @@ class Intake:
         if current is None or current.signature != signature or hint is not Hint.CLOSED:
             self._candidates[where] = _Candidate(signature, now)
 
+    def defer(self, where: Where, signature: Signature, *, until: float) -> None:
+        """Look at `where` again at `until` (a held order, a sidecar waiting for its order)."""
+        self._candidates[where] = _Candidate(signature, until, complete=True)
+
     def forget_missing(self, present: set[Where]) -> None:
         for table in (self._candidates, self._writing, self._quiet):
             for where in [where for where in table if where not in present]:

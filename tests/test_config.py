@@ -26,10 +26,16 @@ def _refused(hub: HubDir, result: subprocess.CompletedProcess[str], key: str) ->
     assert hub.outbox() == {}
 
 
+ALLOWED_LINE = (
+    'alice@example.com namespaces="slop" '
+    "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIF6dZTYEu9lKfaU42AFPg6aoc8fwzTz1QvxY9aTQ6rye\n"
+)
+
+
 def _full_config(tmp_path: Path) -> str:
     signers = tmp_path / "trusted" / "allowed_signers"
     signers.parent.mkdir()
-    signers.write_text("", encoding="utf-8")
+    signers.write_text(ALLOWED_LINE, encoding="utf-8")
     return f"""\
 names = ["watcher", "watcher:odysseus"]
 max_envelope_bytes = 1048576

@@ -287,7 +287,7 @@ def test_action_in_the_inbox_gets_an_error(hub: HubDir) -> None:
 
 
 def test_authorized_orders_are_refused_and_archived_with_their_sidecars(hub: HubDir) -> None:
-    """Any valid envelope in authorized/ gets an error "not supported yet"; it and its .sig are archived."""
+    """Without allowed_signers, any order in authorized/ is refused; it and its .sig are archived."""
     signature = "-----BEGIN SSH SIGNATURE-----\nAAAA\n-----END SSH SIGNATURE-----\n"
     for envelope_id, kind in (("o1", "instigate"), ("o2", "handshake")):
         hub.drop(f"{envelope_id}.md.sig", signature, lane="authorized")
@@ -300,7 +300,8 @@ def test_authorized_orders_are_refused_and_archived_with_their_sidecars(hub: Hub
     assert sorted(hub.outbox()) == ["o1.error.md", "o2.error.md"]
     for envelope_id in ("o1", "o2"):
         _, body = only_reply(hub, envelope_id)
-        assert "not supported yet" in body
+        assert "no allowed_signers file is configured" in body
+        assert "nothing was run" in body
     assert hub.lane("authorized") == []
     assert hub.archived() == ["o1.md", "o1.md.sig", "o2.md", "o2.md.sig"]
     archived_sig = next((hub.root / "archive").glob("*/o1.md.sig"))

@@ -370,20 +370,22 @@ def test_an_order_waits_for_its_signature_then_is_answered(hub: HubDir) -> None:
         wait_for(lambda: len(hub.archived()) == 2)
     error = hub.reply(ORDER_ID, "error")
     assert front_matter(error)["in_reply_to"] == ORDER_ID
-    assert "not supported yet" in body_of(error)
+    assert "no allowed_signers file is configured" in body_of(error)
     assert hub.archived() == ["o1.md", "o1.md.sig"]
     assert hub.lane("authorized") == []
     assert len(hub.replies_to(ORDER_ID)) == 1
 
 
-def test_once_leaves_a_held_order_in_place(hub: HubDir) -> None:
-    """`--once` on a hub whose only order waits for its .sig exits 0 and leaves it there unanswered."""
+def test_once_waits_out_the_grace_of_a_held_order_then_answers_it_unsigned(hub: HubDir) -> None:
+    """`--once` on a hub whose order waits for its .sig waits `sig_grace`, then answers it unsigned."""
+    hub.write_config("[auth]\nsig_grace = 1\n")
     hub.drop("o1.md", order_text(), lane="authorized")
     hub.run_once(timeout=30)
-    assert hub.lane("authorized") == ["o1.md"]
-    assert hub.outbox() == {}
-    assert hub.archived() == []
     assert len(events(hub, "envelope.held")) == 1
+    error = hub.reply(ORDER_ID, "error")
+    assert "unsigned: its signature o1.md.sig never arrived" in body_of(error)
+    assert hub.lane("authorized") == []
+    assert hub.archived() == ["o1.md"]
 
 
 # -- lifecycle --------------------------------------------------------------------------------

@@ -2,7 +2,9 @@
 
 Rules, in order — the first that applies decides:
 1. Addressed to another watcher (`watcher:X` not among ours): `Leave` it in place.
-2. Anything in `authorized/`: `Reject` until signed orders are supported.
+2. In `authorized/`: a failed verification is `Reject`ed with its reason; a verified order
+   must be an `instigate`; asking for discussion makes it `Discuss`; otherwise it must name a
+   configured `action`, which it `Execute`s. Nothing else ever runs an action.
 3. A reply (`ack`, `result`, `error`): `Record` it; never reply to a reply.
 4. A recipient that is not ours, not `human` and not a seat: `Reject`.
 5. `action` outside `authorized/`: `Reject` — actions never run from the inbox.
@@ -19,9 +21,11 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from slopd.core.envelope import REPLY_TYPES, Envelope, wants_discussion
+from slopd.core.orders import Valid, Verification
 
 HUMAN = "human"
 EXECUTOR = "executor"
+ACTION_PREFIX = "action:"
 
 
 class Lane(StrEnum):
@@ -36,6 +40,7 @@ class Policy:
     names: frozenset[str]
     executor: bool
     seats: frozenset[str] = frozenset()
+    actions: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,7 +55,7 @@ class Discuss:
 
 @dataclass(frozen=True, slots=True)
 class Execute:
-    """An immediate silent `ack`, then run `target` (`executor` or a seat name)."""
+    """An immediate silent `ack`, then run `target`: `executor`, a seat name, or `action:NAME`."""
 
     target: str
 
@@ -77,13 +82,15 @@ class Leave:
 Decision = Acknowledge | Discuss | Execute | Record | Reject | Leave
 
 
-def decide(envelope: Envelope, lane: Lane, policy: Policy) -> Decision:
-    """Apply the rules of the module docstring to one envelope."""
+def decide(
+    envelope: Envelope, lane: Lane, policy: Policy, verification: Verification | None = None
+) -> Decision:
+    """Apply the rules of the module docstring to one envelope (`verification`: authorized only)."""
     to = envelope.to
     if to.startswith("watcher:") and to not in policy.names:
         return Leave(f"addressed to {to}, another watcher")
     if lane is Lane.AUTHORIZED:
-        return Reject("signed orders in authorized/ are not supported yet; nothing was run")
+        return _order(envelope, policy, verification)
     if envelope.type in REPLY_TYPES:
         return Record()
     ours = to in policy.names
@@ -101,6 +108,24 @@ def decide(envelope: Envelope, lane: Lane, policy: Policy) -> Decision:
     if policy.executor:
         return Execute(EXECUTOR)
     return Reject("no executor is configured on this watcher; nothing was run")
+
+
+def _order(envelope: Envelope, policy: Policy, verification: Verification | None) -> Decision:
+    if not isinstance(verification, Valid):
+        reason = verification.reason if verification is not None else "unsigned: the order was not verified"
+        return Reject(f"{reason}; nothing was run")
+    if envelope.type != "instigate":
+        return Reject(
+            f"only signed `instigate` orders run from authorized/, not {envelope.type}; nothing was run"
+        )
+    if wants_discussion(envelope):
+        return Discuss()
+    action = envelope.action
+    if action is None:
+        return Reject("a signed order must name its `action`; nothing was run")
+    if action not in policy.actions:
+        return Reject(f"action {action!r} is not configured on this watcher; nothing was run")
+    return Execute(f"{ACTION_PREFIX}{action}")
 
 
 def requested_mode(envelope: Envelope) -> str:

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import pytest
 
 from slopd.core.envelope import Envelope
+from slopd.core.orders import Invalid, Valid, Verification
 from slopd.core.routing import (
     Acknowledge,
     Decision,
@@ -29,6 +30,9 @@ MODES = (None, "execute", "discuss")
 RECIPIENTS = ("watcher", "watcher:self", "watcher:other", "human", "claude-code", "nobody")
 NAMES = frozenset({"watcher", "watcher:self"})
 SEATS = frozenset({"claude-code"})
+ACTIONS = (None, "deploy", "nuke")  # deploy is configured, nuke is not
+CONFIGURED_ACTIONS = frozenset({"deploy"})
+VERDICTS = ("missing", "invalid", "valid")
 PLAIN_BODY = "Please run the test suite and report.\n"
 DISCUSS_BODY = "Please look at the test suite. Discuss only.\n"
 
@@ -41,7 +45,15 @@ class Case:
     discuss_only: bool
     executor: bool
     to: str
-    action: bool
+    action: str | None
+    verdict: str = "missing"
+
+    def verification(self) -> Verification | None:
+        if self.verdict == "valid":
+            return Valid("claude-code", "SHA256:x", 1)
+        if self.verdict == "invalid":
+            return Invalid("signature o.md.sig: bad signature")
+        return None
 
     def envelope(self, **extra: str) -> Envelope:
         return Envelope(
@@ -53,22 +65,22 @@ class Case:
             created_at="2026-07-04T07:15:53Z",
             in_reply_to="20260704t070000z-orig" if self.kind in REPLIES else None,
             mode=self.mode,
-            action="deploy" if self.action else None,
+            action=self.action,
             body=DISCUSS_BODY if self.discuss_only else PLAIN_BODY,
             extra=dict(extra),
         )
 
     def policy(self) -> Policy:
-        return Policy(names=NAMES, executor=self.executor, seats=SEATS)
+        return Policy(names=NAMES, executor=self.executor, seats=SEATS, actions=CONFIGURED_ACTIONS)
 
     def decide(self) -> Decision:
-        return decide(self.envelope(), self.lane, self.policy())
+        return decide(self.envelope(), self.lane, self.policy(), self.verification())
 
 
 ALL_CASES = [
     Case(*values)
     for values in itertools.product(
-        TYPES, list(Lane), MODES, (False, True), (False, True), RECIPIENTS, (False, True)
+        TYPES, list(Lane), MODES, (False, True), (False, True), RECIPIENTS, ACTIONS, VERDICTS
     )
 ]
 
@@ -78,7 +90,9 @@ def expected(case: Case) -> tuple[type, str]:
 
     Written from the text, in the docstring's rule order:
     1. `to: watcher:X` that is not one of ours → leave it for that watcher;
-    2. anything in authorized/ → error, signed orders are not supported yet;
+    2. in authorized/: no or a failed verification → error with its reason; verified but not an
+       instigate → error; verified and discuss-mode → discuss; verified without an action, or
+       with one that is not configured → error; else run that action;
     3. ack/result/error arriving → recorded, never answered;
     4. a recipient that is not ours, not human, not a seat → error;
     5. `action` in the inbox → error (actions run only from authorized/);
@@ -90,7 +104,19 @@ def expected(case: Case) -> tuple[type, str]:
     if to == "watcher:other":
         return Leave, "watcher:other"
     if case.lane == "authorized":
-        return Reject, "not supported"
+        if case.verdict == "missing":
+            return Reject, "unsigned"
+        if case.verdict == "invalid":
+            return Reject, "bad signature"
+        if case.kind != "instigate":
+            return Reject, "instigate"
+        if case.mode == "discuss" or case.discuss_only:
+            return Discuss, ""
+        if case.action is None:
+            return Reject, "action"
+        if case.action not in CONFIGURED_ACTIONS:
+            return Reject, case.action
+        return Execute, f"action:{case.action}"
     if case.kind in ("ack", "result", "error"):
         return Record, ""
     if to == "nobody":
@@ -120,8 +146,8 @@ def describe(decision: Decision) -> str:
 
 
 def test_the_product_is_complete() -> None:
-    """The table covers 8 types x 2 lanes x 3 modes x 2 bodies x 2 executors x 6 recipients x 2 actions."""
-    assert len(ALL_CASES) == 8 * 2 * 3 * 2 * 2 * 6 * 2
+    """The table: 8 types, 2 lanes, 3 modes, 2 bodies, 2 executors, 6 recipients, 3 actions, 3 verdicts."""
+    assert len(ALL_CASES) == 8 * 2 * 3 * 2 * 2 * 6 * 3 * 3
     assert len(set(ALL_CASES)) == len(ALL_CASES)
 
 
@@ -137,11 +163,18 @@ def test_decide_matches_the_spec_on_every_combination() -> None:
     assert mismatches == [], f"{len(mismatches)} mismatches, first: {mismatches[:3]}"
 
 
-def test_nothing_in_authorized_ever_executes() -> None:
-    """No combination in authorized/ yields Execute (signed orders are not supported yet)."""
+def test_nothing_in_authorized_executes_without_a_valid_signature() -> None:
+    """In authorized/ only a verified instigate naming a configured action executes, and only that action."""
+    executed = 0
     for case in ALL_CASES:
-        if case.lane is Lane.AUTHORIZED:
-            assert not isinstance(case.decide(), Execute), case
+        decision = case.decide()
+        if case.lane is Lane.AUTHORIZED and isinstance(decision, Execute):
+            executed += 1
+            assert case.verdict == "valid", case
+            assert case.kind == "instigate", case
+            assert case.action in CONFIGURED_ACTIONS, case
+            assert decision.target == f"action:{case.action}", case
+    assert executed > 0
 
 
 def test_discuss_mode_never_executes() -> None:
@@ -159,7 +192,8 @@ def test_execute_targets_only_the_executor_or_the_seat_named_by_to() -> None:
         if isinstance(decision, Execute):
             executed += 1
             assert case.kind == "instigate", case
-            assert case.lane is Lane.INBOX, case
+            if case.lane is Lane.AUTHORIZED:
+                continue  # the signed-order rule above
             assert not case.action, case
             if case.to in SEATS:
                 assert decision.target == case.to, case
@@ -186,7 +220,7 @@ def test_another_watcher_is_always_left_alone() -> None:
 
 def test_unknown_recipient_is_rejected_naming_it() -> None:
     """An unknown recipient gets an error that names it and lists who this watcher handles."""
-    case = Case("handoff", Lane.INBOX, None, False, True, "nobody", False)
+    case = Case("handoff", Lane.INBOX, None, False, True, "nobody", None)
     decision = case.decide()
     assert isinstance(decision, Reject)
     assert "'nobody'" in decision.reason
@@ -198,7 +232,7 @@ def test_unknown_keys_never_influence_routing() -> None:
     """Extra front-matter keys that look like routing hints change no decision."""
     for case in ALL_CASES:
         hinted = case.envelope(Mode="execute", run="yes", target="executor", discuss="only", To="human")
-        assert decide(hinted, case.lane, case.policy()) == case.decide(), case
+        assert decide(hinted, case.lane, case.policy(), case.verification()) == case.decide(), case
 
 
 def test_decide_is_deterministic() -> None:
@@ -209,13 +243,13 @@ def test_decide_is_deterministic() -> None:
 
 def test_seat_executes_without_a_general_executor() -> None:
     """An instigate addressed to a configured seat runs on that seat even with no executor."""
-    decision = Case("instigate", Lane.INBOX, None, False, False, "claude-code", False).decide()
+    decision = Case("instigate", Lane.INBOX, None, False, False, "claude-code", None).decide()
     assert decision == Execute("claude-code")
 
 
 def test_name_outside_names_starting_with_watcher_is_left() -> None:
     """A policy with other names leaves `watcher:self` alone and still answers its own names."""
-    envelope = Case("instigate", Lane.INBOX, None, False, True, "watcher:self", False).envelope()
+    envelope = Case("instigate", Lane.INBOX, None, False, True, "watcher:self", None).envelope()
     policy = Policy(names=frozenset({"watcher", "watcher:box"}), executor=True)
     assert isinstance(decide(envelope, Lane.INBOX, policy), Leave)
     own = Policy(names=frozenset({"watcher:self"}), executor=True)
@@ -245,6 +279,6 @@ def test_label(decision: Decision, text: str) -> None:
 @pytest.mark.parametrize("to", ["watcher", "human"])
 def test_requested_mode(kind: str, mode: str | None, discuss_only: bool, to: str) -> None:
     """The sender asked to execute only with an instigate that neither says discuss nor discuss only."""
-    envelope = Case(kind, Lane.INBOX, mode, discuss_only, True, to, False).envelope()
+    envelope = Case(kind, Lane.INBOX, mode, discuss_only, True, to, None).envelope()
     asked = kind == "instigate" and mode != "discuss" and not discuss_only
     assert requested_mode(envelope) == ("execute" if asked else "discuss")

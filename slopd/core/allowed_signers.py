@@ -1,0 +1,257 @@
+"""The OpenSSH allowed_signers file (ssh-keygen(1) ALLOWED SIGNERS): text in, frozen entries out.
+
+Rules (SPEC §6; research §1.5; OpenSSH `sshsig.c`, `match.c`, `misc.c`):
+1. A line is `principals [options] keytype base64 [comment…]`; blank lines and `#` lines are
+   skipped; fields are separated by spaces or tabs; a `"…"` value may hold spaces and commas.
+2. Options are comma-separated, names case-insensitive: `namespaces="…"`, `valid-after="…"`,
+   `valid-before="…"`, each at most once. Values must be quoted, as ssh-keygen requires.
+3. Where ssh-keygen skips a bad line and carries on, `parse` raises `AllowedSignersError` naming
+   the line: slopd refuses to start rather than drop a line silently. That covers any key type
+   but `ssh-ed25519`, `cert-authority`, unknown options and malformed lines, keys or times.
+4. Times are `YYYYMMDD`, `YYYYMMDDHHMM` or `YYYYMMDDHHMMSS`, UTC with a `Z` (or `UTC`) suffix,
+   else in `local_zone` read as ssh-keygen reads it: `mktime` with `tm_isdst = 0`, so the
+   zone's standard offset even in summer.
+5. `authorize` is total: a key is authorized when any entry has it, its principals match, its
+   namespaces (if any) match and `valid_after <= now <= valid_before`; otherwise `Refused`
+   gives the reason of the entry that came closest.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta, timezone, tzinfo
+
+from slopd.core import sshsig
+
+_TIME = re.compile(r"([0-9]{8}|[0-9]{12}|[0-9]{14})((?i:z|utc)?)")
+_KEY_TYPE = re.compile(r"(?:ssh-|ecdsa-|sk-)\S+")
+_TIME_OPTIONS = ("valid-after", "valid-before")
+_MAX_SUBPATTERN = 1023  # match_pattern_list: a longer subpattern never matches
+
+
+class AllowedSignersError(ValueError):
+    """A line slopd will not accept; the message names the line number and why."""
+
+    line: int
+
+    def __init__(self, line: int, reason: str) -> None:
+        self.line = line
+        self.reason = reason
+        super().__init__(f"allowed_signers line {line}: {reason}")
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    line: int
+    principals: str
+    public_key: bytes
+    namespaces: str | None
+    valid_after: datetime | None
+    valid_before: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class Authorized:
+    line: int
+
+
+@dataclass(frozen=True, slots=True)
+class Refused:
+    reason: str
+
+
+def parse(text: str, *, local_zone: tzinfo) -> tuple[Entry, ...]:
+    """Every entry of an allowed_signers file; raises `AllowedSignersError` at the first bad line."""
+    entries = []
+    for number, line in enumerate(text.split("\n"), start=1):
+        entry = _parse_line(number, line.removesuffix("\r"), local_zone)
+        if entry is not None:
+            entries.append(entry)
+    return tuple(entries)
+
+
+def _field(text: str, number: int) -> tuple[str, str]:
+    """The text up to the first space or tab outside double quotes, and the rest after blanks."""
+    quoted = False
+    at = 0
+    while at < len(text):
+        char = text[at]
+        if char == "\\" and text[at + 1 : at + 2] == '"':
+            at += 1
+        elif char == '"':
+            quoted = not quoted
+        elif char in " \t" and not quoted:
+            break
+        at += 1
+    if quoted:
+        raise AllowedSignersError(number, "unterminated quote")
+    return text[:at], text[at:].lstrip(" \t")
+
+
+def _parse_line(number: int, line: str, local_zone: tzinfo) -> Entry | None:
+    text = line.lstrip(" \t")
+    if not text or text.startswith("#"):
+        return None
+    principals, rest = _field(text, number)
+    if _KEY_TYPE.fullmatch(principals):
+        raise AllowedSignersError(number, "missing principals: the line starts with a key")
+    if principals.startswith('"') and principals.endswith('"') and len(principals) >= 2:
+        principals = principals[1:-1]
+    if not principals or '"' in principals:
+        raise AllowedSignersError(number, "malformed principals")
+    token, rest = _field(rest, number)
+    if not token:
+        raise AllowedSignersError(number, "missing key")
+    options: dict[str, str] = {}
+    if not _KEY_TYPE.fullmatch(token):
+        options = _parse_options(token, number)
+        token, rest = _field(rest, number)
+    keytype = token
+    blob, _, _comment = rest.replace("\t", " ").partition(" ")
+    if not keytype or not blob:
+        raise AllowedSignersError(number, "missing key")
+    if keytype != sshsig.KEY_TYPE:
+        raise AllowedSignersError(number, f"key type {_show(keytype)} is not supported (only ssh-ed25519)")
+    try:
+        public_key = sshsig.parse_public_key(keytype, blob)
+    except sshsig.SignatureError as error:
+        raise AllowedSignersError(number, error.reason) from None
+    valid_after, valid_before = (
+        _parse_time(options[name], name, number, local_zone) if name in options else None
+        for name in _TIME_OPTIONS
+    )
+    if valid_after is not None and valid_before is not None and valid_before <= valid_after:
+        raise AllowedSignersError(number, "valid-before is not after valid-after")
+    return Entry(number, principals, public_key, options.get("namespaces"), valid_after, valid_before)
+
+
+def _parse_options(token: str, number: int) -> dict[str, str]:
+    options: dict[str, str] = {}
+    rest = token
+    while True:
+        name, equals, rest = rest.partition("=")
+        lowered = name.lower()
+        if lowered == "cert-authority" or lowered.startswith("cert-authority,"):
+            raise AllowedSignersError(number, "cert-authority lines are not supported (list each key)")
+        if not equals or lowered not in ("namespaces", *_TIME_OPTIONS):
+            shown = name.partition(",")[0]
+            raise AllowedSignersError(number, f"unknown option {_show(shown)}" if shown else "empty option")
+        if lowered in options:
+            raise AllowedSignersError(number, f"option {lowered!r} given twice")
+        value, rest = _dequote(rest, lowered, number)
+        options[lowered] = value
+        if not rest:
+            return options
+        if not rest.startswith(",") or rest == ",":
+            raise AllowedSignersError(number, f"malformed options after {lowered!r}")
+        rest = rest[1:]
+
+
+def _dequote(text: str, name: str, number: int) -> tuple[str, str]:
+    """A `"…"` value (`\\"` stands for a quote) and the text after it, as OpenSSH's opt_dequote."""
+    if not text.startswith('"'):
+        raise AllowedSignersError(number, f"the value of {name!r} must be in double quotes")
+    value: list[str] = []
+    at = 1
+    while at < len(text) and text[at] != '"':
+        if text[at] == "\\" and text[at + 1 : at + 2] == '"':
+            at += 1
+        value.append(text[at])
+        at += 1
+    if at >= len(text):
+        raise AllowedSignersError(number, f"the value of {name!r} has no closing quote")
+    return "".join(value), text[at + 1 :]
+
+
+def _parse_time(value: str, name: str, number: int, local_zone: tzinfo) -> datetime:
+    match = _TIME.fullmatch(value)
+    if match is None:
+        raise AllowedSignersError(number, f"{name} {value!r} is not YYYYMMDD[HHMM[SS]][Z]")
+    digits, utc = match.groups()
+    month, day, hour, minute, second = (int(digits[at : at + 2] or "0") for at in range(4, 14, 2))
+    try:
+        moment = datetime(int(digits[:4]), month, day, hour, minute, second)
+    except ValueError as error:
+        raise AllowedSignersError(number, f"{name} {value!r}: {error}") from None
+    if utc:
+        moment = moment.replace(tzinfo=UTC)
+    else:
+        moment = moment.replace(tzinfo=timezone(_standard_offset(moment, local_zone)))
+    if moment <= datetime(1970, 1, 1, tzinfo=UTC):
+        raise AllowedSignersError(number, f"{name} {value!r} is not after 1970")
+    return moment
+
+
+def _standard_offset(moment: datetime, zone: tzinfo) -> timedelta:
+    """The zone's offset at `moment` without daylight saving, as `mktime` with `tm_isdst = 0`."""
+    offset = zone.utcoffset(moment) or timedelta(0)
+    return offset - (zone.dst(moment) or timedelta(0))
+
+
+def match_pattern_list(name: str, patterns: str) -> bool:
+    """OpenSSH match_pattern_list: any `*`/`?` pattern matches and no `!`-negated one does."""
+    subject = name.encode("utf-8", "surrogateescape")
+    positive = False
+    for item in patterns.encode("utf-8", "surrogateescape").split(b","):
+        negated = item.startswith(b"!")
+        pattern = item[1:] if negated else item
+        if len(pattern) >= _MAX_SUBPATTERN:
+            return False
+        if _match(subject, pattern):
+            if negated:
+                return False
+            positive = True
+    return positive
+
+
+def _match(subject: bytes, pattern: bytes) -> bool:
+    """Glob with `*` (any run) and `?` (one byte), iterative with one backtrack point."""
+    s = p = 0
+    star, star_s = -1, 0
+    while s < len(subject):
+        if p < len(pattern) and pattern[p] in (subject[s], ord("?")):
+            s, p = s + 1, p + 1
+        elif p < len(pattern) and pattern[p] == ord("*"):
+            star, star_s, p = p, s, p + 1
+        elif star >= 0:
+            star_s += 1
+            s, p = star_s, star + 1
+        else:
+            return False
+    return all(char == ord("*") for char in pattern[p:])
+
+
+def _show(value: str) -> str:
+    shown = ascii(value)
+    return shown if len(shown) <= 60 else shown[:57] + "..."
+
+
+def _check(entry: Entry, principal: str, namespace: str, now: datetime) -> Authorized | tuple[int, str]:
+    """`Authorized`, or how far the entry got (1 principal, 2 namespace, 3 time) and why it stopped."""
+    if not match_pattern_list(principal, entry.principals):
+        return 1, f"key not allowed for principal {_show(principal)}"
+    if entry.namespaces is not None and not match_pattern_list(namespace, entry.namespaces):
+        return 2, f"key not permitted for namespace {_show(namespace)}"
+    if entry.valid_after is not None and now < entry.valid_after:
+        return 3, f"key not yet valid (valid-after {entry.valid_after.isoformat()})"
+    if entry.valid_before is not None and now > entry.valid_before:
+        return 3, f"key expired (valid-before {entry.valid_before.isoformat()})"
+    return Authorized(entry.line)
+
+
+def authorize(
+    entries: Sequence[Entry], *, public_key: bytes, principal: str, namespace: str, now: datetime
+) -> Authorized | Refused:
+    """Whether any entry allows `public_key` to sign as `principal` in `namespace` at `now` (aware)."""
+    closest: tuple[int, str] | None = None
+    for entry in entries:
+        if entry.public_key != public_key:
+            continue
+        outcome = _check(entry, principal, namespace, now)
+        if isinstance(outcome, Authorized):
+            return outcome
+        if closest is None or outcome[0] > closest[0]:
+            closest = outcome
+    return Refused(closest[1] if closest is not None else "key not in allowed_signers")

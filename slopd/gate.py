@@ -1,0 +1,81 @@
+"""The gate in front of `authorized/`: which orders wait for their signature, and their verdicts.
+
+Rules:
+1. An order whose named sidecar has not arrived is held — not rejected — until `sig_grace`
+   has passed since slopd first saw it; then it is checked without a signature (unsigned).
+2. A sidecar arriving releases the order waiting for it at once.
+3. A `NAME.md.sig` whose `NAME.md` has not arrived is held the same way; after the grace it
+   is answered as a signature without an order.
+4. The signature is read once, bounded, never through a link; the verdict comes from the
+   pure verifier (`core.orders.check`) over the very bytes that were read as the order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+
+from slopd.core import orders, sshsig
+from slopd.core.envelope import Envelope
+from slopd.hub import Contents, Hub
+
+LANE = "authorized"
+
+
+@dataclass(frozen=True, slots=True)
+class Hold:
+    """Not yet: look again at `until` (monotonic seconds), or when the sidecar arrives."""
+
+    sidecar: str
+    until: float
+    first: bool
+
+
+class Gate:
+    def __init__(self, hub: Hub, trust: orders.Trust | None, grace: float, clock: Callable[[], datetime]):
+        self.hub, self.trust, self.grace, self.clock = hub, trust, grace, clock
+        self._first_seen: dict[str, float] = {}
+        self._waiting: dict[str, str] = {}  # sidecar -> the order waiting for it
+
+    def _seen(self, name: str, now: float) -> tuple[float, bool]:
+        first = name not in self._first_seen
+        return self._first_seen.setdefault(name, now), first
+
+    def examine(
+        self, name: str, envelope: Envelope, message: bytes, now: float
+    ) -> Hold | orders.Verification:
+        """Hold the order `name`, or verify it (its signature is read here, once)."""
+        sidecar = envelope.sidecar
+        signature: bytes | None = None
+        if sidecar is not None:
+            read = self.hub.read(LANE, sidecar, sshsig.MAX_SIGNATURE_BYTES)
+            if isinstance(read, Contents):
+                signature = read.data
+            elif read.stat is not None:
+                self.forget(name)
+                return orders.Invalid(f"its signature {sidecar} {read.reason}")
+            else:
+                since, first = self._seen(name, now)
+                if now < since + self.grace:
+                    self._waiting[sidecar] = name
+                    return Hold(sidecar, since + self.grace, first)
+        self.forget(name)
+        return orders.check(envelope, message, signature, self.trust, self.clock())
+
+    def forget(self, name: str) -> None:
+        self._first_seen.pop(name, None)
+        for sidecar in [sidecar for sidecar, order in self._waiting.items() if order == name]:
+            del self._waiting[sidecar]
+
+    def arrived(self, sidecar: str) -> str | None:
+        """A sidecar appeared: the order that waited for it, if any (it is due now)."""
+        return self._waiting.pop(sidecar, None)
+
+    def orphan_until(self, sidecar: str, now: float) -> float:
+        """When a sidecar whose order has not arrived stops waiting for it."""
+        since, _first = self._seen(sidecar, now)
+        return since + self.grace
+
+    def waiting_for(self, sidecar: str) -> bool:
+        return sidecar in self._waiting
