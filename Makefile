@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PYTHON ?= python3
 
-.PHONY: install demo test test-slow lint
+.PHONY: install demo demo-signed test test-slow lint
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -23,6 +23,15 @@ demo: install
 	echo "== slopd status"; $(VENV)/bin/slopd status --hub "$$demo/hub" --state "$$demo/state"; \
 	echo "== slopd tail --id 20260704t073000z-instigate-tests"; \
 	$(VENV)/bin/slopd tail --hub "$$demo/hub" --state "$$demo/state" --id 20260704t073000z-instigate-tests
+
+# The same with sample-config/: the executor and the signed `hello` order run; forged and tampered orders are refused.
+demo-signed: install
+	@demo=$$(mktemp -d /tmp/slopd-demo.XXXXXX); cp -r sample-hub "$$demo/hub"; \
+	echo "== slopd run --once --config sample-config/config.toml on a copy of sample-hub/ in $$demo/hub"; \
+	$(VENV)/bin/slopd run --hub "$$demo/hub" --state "$$demo/state" --config sample-config/config.toml --once 2>/dev/null; \
+	echo "== outbox/"; ls "$$demo/hub/outbox"; \
+	for reply in 20260704t080000z-order-hello.result 20260704t080500z-order-forged.error 20260704t081000z-order-tampered.error 20260704t073000z-instigate-tests.result; do \
+		echo "== $$reply"; sed -n '/^---$$/,/^---$$/!p' "$$demo/hub/outbox/$$reply.md"; done
 
 lint: install
 	$(PY) -m ruff check slopd tests bench

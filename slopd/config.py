@@ -17,7 +17,7 @@ import re
 import socket
 import tomllib
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, TypeVar
@@ -106,9 +106,14 @@ def load(path: Path | None) -> Config:
     except (OSError, UnicodeDecodeError) as error:
         raise ConfigError(f"{path}: cannot read the config: {error}") from None
     try:
-        return parse(text)
+        config = parse(text)
     except ConfigError as error:
         raise ConfigError(f"{path}: {error}") from None
+    signers = config.auth.allowed_signers
+    if signers is not None and not signers.is_absolute():
+        # Relative to the config file, not to wherever the daemon happens to start.
+        config = replace(config, auth=replace(config.auth, allowed_signers=path.parent / signers))
+    return config
 
 
 def parse(text: str) -> Config:

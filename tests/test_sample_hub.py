@@ -8,6 +8,7 @@ from pathlib import Path
 from tests.conftest import HubDir, front_matter
 
 SAMPLE = Path(__file__).resolve().parent.parent / "sample-hub"
+SAMPLE_CONFIG = SAMPLE.parent / "sample-config" / "config.toml"
 
 
 def test_every_sample_envelope_is_answered_as_routed(hub: HubDir) -> None:
@@ -31,8 +32,28 @@ def test_every_sample_envelope_is_answered_as_routed(hub: HubDir) -> None:
     answered = {headers["in_reply_to"] for headers in replies.values()}
     for reply_type in ("ack-from-claude", "result-from-claude", "error-from-grok"):
         assert not any(reply_type in str(target) for target in answered)
-    assert len(replies) == 7
+    for order in ("order-hello", "order-forged", "order-tampered"):
+        refused = next(h for h in replies.values() if str(h["in_reply_to"]).endswith(order))
+        assert refused["type"] == "error"
+    assert len(replies) == 10
     assert hub.lane("inbox") == []
-    assert len(hub.archived()) == 10
+    assert hub.lane("authorized") == []
+    assert len(hub.archived()) == 16
     index = (hub.root / "notes" / "INDEX.md").read_text(encoding="utf-8")
     assert "20260704t073500z-note-backoff" in index
+
+
+def test_with_the_sample_config_only_the_signed_order_runs_its_action(hub: HubDir) -> None:
+    """With sample-config/, the signed order runs `hello`; the forged and tampered ones are refused."""
+    shutil.rmtree(hub.root)
+    shutil.copytree(SAMPLE, hub.root)
+    result = hub.slopd(
+        "run", "--hub", str(hub.root), "--state", str(hub.state), "--config", str(SAMPLE_CONFIG), "--once"
+    )
+    assert result.returncode == 0, result.stderr
+
+    assert "hello from the signed action" in hub.reply("20260704t080000z-order-hello", "result")
+    assert "key not in allowed_signers" in hub.reply("20260704t080500z-order-forged", "error")
+    assert "bad signature" in hub.reply("20260704t081000z-order-tampered", "error")
+    assert "words" in hub.reply("20260704t073000z-instigate-tests", "result")
+    assert hub.lane("authorized") == []
