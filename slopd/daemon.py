@@ -54,6 +54,7 @@ from slopd.intake import Intake
 from slopd.jobs import Job, JobPool
 from slopd.ledger import Ledger, Row
 from slopd.notifier import Notifier
+from slopd.notify import SystemdNotifier
 from slopd.watcher import Hint, Notice, Watcher
 
 SUMMARIZER = "summarizer"
@@ -100,6 +101,9 @@ class Daemon:
         self.in_flight: set[tuple[str, str]] = set()
         self.backlog = False
         self.rescan_requested = False
+        self.systemd = SystemdNotifier()
+        self.last_error: str | None = None
+        self._last_status = ""
         self.notifier = Notifier(config.notify, runner, executor.child_environment({}), self.log)
         self.gate = Gate(hub, trust, config.auth.sig_grace, clock)
         self.notices: queue.SimpleQueue[Notice] = queue.SimpleQueue()
@@ -118,6 +122,7 @@ class Daemon:
         if not once:
             self._start_watcher(polling)
         next_scan = 0.0
+        ready = False
         try:
             while not stop.is_set():
                 if self.reload_requested:
@@ -129,18 +134,44 @@ class Daemon:
                 if time.monotonic() >= next_scan:
                     self.scan()
                     next_scan = time.monotonic() + self.config.rescan_interval
+                    if not ready:
+                        self.systemd.ready(self.summary())
+                        ready = True
                 self.process_due()
                 self.finish_jobs()
                 if once and not len(self.intake) and not self.jobs.busy() and not self.backlog:
                     break
+                self._report_health()
                 next_notice = self.notifier.tick(time.monotonic())
-                deadline = min(next_scan, self.intake.next_deadline(), next_notice)
+                deadline = min(
+                    next_scan,
+                    self.intake.next_deadline(),
+                    next_notice,
+                    self.systemd.ping_due(time.monotonic()),
+                )
                 self.wakeup.wait(timeout=max(deadline - time.monotonic(), 0.0))
                 self.wakeup.clear()
         finally:
             if self.watcher is not None:
                 self.watcher.stop()
         self.shutdown(grace)
+
+    def summary(self) -> str:
+        """The one-line STATUS for systemd: pending, in flight, the last error."""
+        waiting = len(self.jobs.waiting())
+        return (
+            f"{len(self.intake)} pending, {self.jobs.running()} running, {waiting} queued; "
+            f"last error: {self.last_error or 'none'}"
+        )[:200]
+
+    def _report_health(self) -> None:
+        """STATUS when it changed; WATCHDOG=1 only while the loop runs and the observer lives."""
+        status = self.summary()
+        if status != self._last_status:
+            self.systemd.status(status)
+            self._last_status = status
+        if self.watcher is None or self.watcher.healthy():
+            self.systemd.ping(time.monotonic())
 
     def _start_watcher(self, polling: bool) -> None:
         def put(notice: Notice) -> None:
@@ -159,6 +190,7 @@ class Daemon:
         if self.watcher is None or self.watcher.healthy():
             return True
         self.log.error("watcher.died", action="restarted; rescanning")
+        self.last_error = "the watcher thread died (restarted)"
         self.watcher.restart()
         return False
 
@@ -188,11 +220,20 @@ class Daemon:
         self.reload_requested = False
         if self.reload is None:
             return
+        self.systemd.reloading()
+        try:
+            self._apply_reload()
+        finally:
+            self.systemd.ready(self.summary())
+
+    def _apply_reload(self) -> None:
+        assert self.reload is not None
         try:
             config = self.reload()
             trust = load_trust(config)
         except Exception as error:  # any failure keeps the running config
             self.log.error("config.reload_failed", reason=str(error))
+            self.last_error = f"reload failed: {error}"
             return
         self.config, self.policy = config, config.policy()
         self.notifier.argv = config.notify
@@ -217,6 +258,7 @@ class Daemon:
                 entries = self.hub.scan(lane)
             except OSError as error:
                 self.log.error("lane.unreadable", lane=lane, reason=str(error))
+                self.last_error = f"{lane}/ unreadable"
                 continue
             names = {entry.name for entry in entries}
             for entry in entries:
@@ -268,6 +310,7 @@ class Daemon:
             self._handle(lane, entry, bound)
         except Exception:  # one bad input must never stop the loop
             bound.exception("envelope.failed")
+            self.last_error = f"{lane}/{entry.name}: handling failed"
             self.intake.failed((lane, entry.name))  # retried at the next full scan, not in a hot loop
 
     def _handle(self, lane: str, entry: Entry, bound: Any) -> None:
@@ -676,6 +719,7 @@ class Daemon:
                 self._finish(job, bound)
             except Exception:  # the loop outlives a failed reply; the next start resumes it
                 bound.exception("job.failed")
+                self.last_error = f"{job.key}: its reply failed"
 
     def _finish(self, job: Job, bound: Any) -> None:
         result = job.result
@@ -809,6 +853,7 @@ class Daemon:
 
     def shutdown(self, grace: float) -> None:
         """Stop taking work; let running jobs finish within `grace`, then cancel them."""
+        self.systemd.stopping()
         for job in self.jobs.drop_waiting():
             self.in_flight.discard((job.lane, job.file))
         deadline = time.monotonic() + grace
