@@ -29,6 +29,7 @@ from slopd.config import ConfigError
 from slopd.core import orders, replies, sshsig
 from slopd.core.envelope import (
     MAX_ENVELOPE_BYTES,
+    PARTY_PATTERN,
     PROTOCOL,
     TYPES,
     Envelope,
@@ -257,6 +258,15 @@ def _inside_authorized(path: Path) -> bool:
 
 def cmd_keygen(args: argparse.Namespace) -> int:
     path = Path(args.path)
+    if not PARTY_PATTERN.fullmatch(args.principal):
+        raise UsageError(
+            f"principal {args.principal!r}: must be a valid `from` (1-128 of A-Z a-z 0-9 . _ : @ -)"
+        )
+    if _inside_authorized(path):
+        raise UsageError(f"{path}: slopd never writes into authorized/ (and a key must not live in a hub)")
+    for existing in (path, Path(f"{path}.pub")):
+        if existing.exists() or existing.is_symlink():
+            raise UsageError(f"{existing}: already exists; not overwriting a key")
     key = Ed25519PrivateKey.generate()
     public = sshsig.public_key_line(key.public_key().public_bytes_raw(), args.principal)
     try:

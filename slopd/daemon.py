@@ -129,7 +129,7 @@ class Daemon:
                     self._reload()
                 if self._take_notices() or not self._watcher_healthy():
                     next_scan = 0.0
-                if (self.backlog and not len(self.intake)) or self.rescan_requested:
+                if self.rescan_requested:
                     next_scan, self.rescan_requested = 0.0, False
                 if time.monotonic() >= next_scan:
                     self.scan()
@@ -142,6 +142,8 @@ class Daemon:
                 if once and not len(self.intake) and not self.jobs.busy() and not self.backlog:
                     break
                 self._report_health()
+                if self.backlog and not len(self.intake):
+                    next_scan = 0.0  # the next slice of a backlog, at once
                 next_notice = self.notifier.tick(time.monotonic())
                 deadline = min(
                     next_scan,
@@ -553,8 +555,8 @@ class Daemon:
                 self._submit(envelope, decision, where)
             case Record():
                 self._notify(replies.incoming(envelope), bound)
-                self.ledger.advance(key, "done", now=self.now())
-                self._archive(key, where, bound, envelope)
+                if not self._archive(key, where, bound, envelope):
+                    self.ledger.advance(key, "done", now=self.now())
             case Reject(reason):
                 reply = replies.error(
                     answering=key,
@@ -582,8 +584,8 @@ class Daemon:
         """Write the terminal reply (unless already written), mark done, archive."""
         if reply.id not in sent:
             self._send(key, reply, bound, files)
-        self.ledger.advance(key, "done", now=self.now())
-        self._archive(key, where, bound, envelope)
+        if not self._archive(key, where, bound, envelope):
+            self.ledger.advance(key, "done", now=self.now())
 
     def _send(self, key: str, reply: Envelope, bound: Any, files: Path | None = None) -> None:
         path = f"outbox/{reply.id}.md"
@@ -606,8 +608,13 @@ class Daemon:
         if text is not None:
             self._notify(text, bound)
 
-    def _archive(self, key: str, where: Where, bound: Any, envelope: Envelope | None = None) -> None:
-        """Archive the input, but only the very file that was read (same inode)."""
+    def _archive(self, key: str, where: Where, bound: Any, envelope: Envelope | None = None) -> bool:
+        """Mark done and archive the input — only the very file that was read (same inode).
+
+        The target is in the ledger before the link exists, so a crash between link and unlink
+        is finished at the next scan. False when there was nothing to archive.
+        """
+        archived = False
         status = self.hub.lstat(where.lane, where.name)
         if where.inode is not None and status is not None:
             if status.st_ino != where.inode:
@@ -617,15 +624,22 @@ class Daemon:
                 self.ledger.advance(key, "done", now=self.now(), archive=target)
                 self.hub.archive(where.lane, where.name, target)
                 bound.info("envelope.archived", archive=target)
+                archived = True
         self._archive_sidecar(where, envelope, bound)
+        return archived
 
     def _archive_sidecar(self, where: Where, envelope: Envelope | None, bound: Any) -> None:
         """An order's signature goes with it: the one it names, or `NAME.sig` if unreadable."""
         if where.lane != "authorized":
             return
-        sidecar = envelope.sidecar if envelope is not None else f"{where.name}.sig"
+        own = f"{where.name}.sig"
+        sidecar = envelope.sidecar if envelope is not None else own
         lane = where.lane
-        if sidecar and self.hub.exists(lane, sidecar):
+        if not sidecar:
+            return
+        if sidecar != own and self.hub.exists(lane, sidecar.removesuffix(".sig")):
+            return  # it belongs to another order in the lane: naming it does not make it ours
+        if self.hub.exists(lane, sidecar):
             target = self.hub.archive_target(sidecar, self.clock())
             self.hub.archive(lane, sidecar, target)
             bound.info("sidecar.archived", sidecar=sidecar, archive=target)

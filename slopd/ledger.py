@@ -149,14 +149,13 @@ class Ledger:
         now: str,
     ) -> bool:
         """Record a first sighting; False if the key was already known."""
-        with self._transaction() as db:
-            cursor = db.execute(
-                "INSERT INTO inputs (key, id, lane, file, sha256, type, sender, mode, decision,"
-                " status, received_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'received', ?, ?)"
-                " ON CONFLICT (key) DO NOTHING",
-                (key, id, lane, storable(file), sha256, type, sender, mode, decision, now, now),
-            )
-            return cursor.rowcount == 1
+        cursor = self._db.execute(
+            "INSERT INTO inputs (key, id, lane, file, sha256, type, sender, mode, decision,"
+            " status, received_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'received', ?, ?)"
+            " ON CONFLICT (key) DO NOTHING",
+            (key, id, lane, storable(file), sha256, type, sender, mode, decision, now, now),
+        )
+        return cursor.rowcount == 1
 
     def advance(
         self,
@@ -170,13 +169,12 @@ class Ledger:
         durable = status == "executing"
         if durable:
             self._db.execute("PRAGMA synchronous=FULL")
-        try:
-            with self._transaction() as db:
-                db.execute(
-                    "UPDATE inputs SET status = ?, updated_at = ?,"
-                    " outcome = COALESCE(?, outcome), archive = COALESCE(?, archive) WHERE key = ?",
-                    (status, now, json.dumps(outcome) if outcome else None, storable(archive), key),
-                )
+        try:  # one statement: its own transaction (autocommit)
+            self._db.execute(
+                "UPDATE inputs SET status = ?, updated_at = ?,"
+                " outcome = COALESCE(?, outcome), archive = COALESCE(?, archive) WHERE key = ?",
+                (status, now, json.dumps(outcome) if outcome else None, storable(archive), key),
+            )
         finally:
             if durable:
                 self._db.execute("PRAGMA synchronous=NORMAL")

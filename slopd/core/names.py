@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import fnmatch
 import re
-import unicodedata
 from enum import StrEnum
 
 IGNORED_GLOBS = (
@@ -40,7 +39,8 @@ IGNORED_GLOBS = (
     "icon?",
 )
 _IGNORED = re.compile("|".join(fnmatch.translate(glob) for glob in IGNORED_GLOBS), re.IGNORECASE)
-_BIDI_CONTROLS = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+# C0 and C1 controls and DEL (Unicode category Cc), and the bidirectional marks and overrides.
+_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069/\\\\]")
 
 
 class Kind(StrEnum):
@@ -71,6 +71,4 @@ def is_sane(name: str) -> bool:
         encoded = name.encode("utf-8")
     except UnicodeEncodeError:
         return False
-    if len(encoded) > 255 or "/" in name or "\\" in name:
-        return False
-    return not any(unicodedata.category(char) == "Cc" or char in _BIDI_CONTROLS for char in name)
+    return len(encoded) <= 255 and _UNSAFE.search(name) is None
