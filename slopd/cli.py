@@ -24,7 +24,7 @@ from types import FrameType
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from slopd import config as config_module
-from slopd import guide, lock, log, status, tail
+from slopd import doctor, guide, lock, log, service, status, tail
 from slopd.config import ConfigError
 from slopd.core import orders, replies, sshsig
 from slopd.core.envelope import (
@@ -347,6 +347,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:  # noqa: PLR0915  # one flat list of every option reads best
     parser = argparse.ArgumentParser(prog="slopd", description="A safe SLOP.md handoff hub.")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {service.version()}")
     commands = parser.add_subparsers(dest="command", required=True)
 
     def command(name: str, handler: object, text: str) -> argparse.ArgumentParser:
@@ -424,6 +425,8 @@ def build_parser() -> argparse.ArgumentParser:  # noqa: PLR0915  # one flat list
     sub = command("notes", cmd_notes, "the indexed notes, newest first")
     hub_and_state(sub)
     sub.add_argument("--search", metavar="TEXT")
+    doctor.register(commands)
+    service.register(commands)
     return parser
 
 

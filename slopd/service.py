@@ -1,0 +1,394 @@
+"""`slopd service install`: the shipped unit or LaunchAgent, rendered with this installation's paths.
+
+Rules:
+1. Rendering is pure: template text and paths in, file text out. Templates name
+   /usr/local/bin/slopd and example paths; rendering rewrites the `ExecStart=` line (and, per
+   user, `Description=` and `PATH`) or the plist's keys, and nothing else.
+2. The system unit is one template, `slopd@.service`, for every hub: the instance name is the
+   hub's path escaped as `systemd-escape --path` does (`/srv/hub` -> `slopd@srv-hub.service`).
+   A `--config` goes into that instance's drop-in, never into the shared template.
+3. A per-user unit or LaunchAgent is one file per hub, named after the hub's path under $HOME,
+   and passes the state dir `slopd status --hub` finds by default.
+4. An existing file is never overwritten: an identical one is left as it is, a different one is
+   a `ConfigError` (exit 2) naming it. `--dry-run` prints the files and the commands, writes nothing.
+5. Templates and the sample hub are package data (`slopd/_data/` in a wheel), else the
+   checkout's top-level `systemd/`, `launchd/` and `sample-hub/`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import plistlib
+import re
+import shlex
+import shutil
+import stat
+import sys
+from dataclasses import dataclass, field
+from importlib import metadata, resources
+from pathlib import Path
+
+from slopd import config as config_module
+from slopd.config import ConfigError
+from slopd.hub import write_file
+
+GRACE = 30  # seconds; the units' TimeoutStopSec / ExitTimeOut (45 s) must stay above it
+SYSTEM_TEMPLATE = "slopd@.service"
+USER_TEMPLATE = "slopd.user.service"
+LAUNCHD_TEMPLATE = "dev.slopd.plist"
+SYSTEM_UNIT_DIR = Path("/etc/systemd/system")
+_UNIT_NAME_MAX = 255
+# Where macOS asks for Files & Folders or Full Disk Access before a LaunchAgent may read.
+_TCC_PLACES = ("Desktop", "Documents", "Downloads", "Library/CloudStorage", "Library/Mobile Documents")
+
+
+def version() -> str:
+    """This installation's version, from the package metadata."""
+    try:
+        return metadata.version("slopd")
+    except metadata.PackageNotFoundError:
+        return "0+unknown"
+
+
+def data_path(name: str) -> Path:
+    """`systemd`, `launchd` or `sample-hub`: from the wheel's package data, else from the checkout."""
+    packaged = resources.files("slopd").joinpath("_data", name)
+    if packaged.is_dir():
+        return Path(str(packaged))
+    checkout = Path(__file__).resolve().parent.parent / name
+    if checkout.is_dir():
+        return checkout
+    raise ConfigError(f"{packaged}: slopd's {name}/ files are missing from this installation")
+
+
+def escape_path(path: str) -> str:
+    """The unit-name form of an absolute path, as `systemd-escape --path` prints it."""
+    if not path.startswith("/"):
+        raise ValueError(f"{path!r}: not an absolute path")
+    parts = [part for part in path.split("/") if part not in ("", ".")]
+    if ".." in parts:
+        raise ValueError(f"{path!r}: not a normalized path (it has ..)")
+    if not parts:
+        return "-"
+    text = "/".join(parts)
+    escaped = [_escape_char(text[0])] if text[0] == "." else []
+    for char in text[len(escaped) :]:
+        if char == "/":
+            escaped.append("-")
+        elif char.isascii() and (char.isalnum() or char in ":_."):
+            escaped.append(char)
+        else:
+            escaped.append(_escape_char(char))
+    return "".join(escaped)
+
+
+def _escape_char(char: str) -> str:
+    return "".join(f"\\x{byte:02x}" for byte in char.encode("utf-8", "surrogateescape"))
+
+
+def _unit_word(arg: str) -> str:
+    """One ExecStart argument: specifiers (%) and variables ($) doubled, quoted when needed."""
+    if any(ord(char) < 32 for char in arg):
+        raise ConfigError(f"{arg!r}: a control character cannot go into a unit file")
+    text = arg.replace("%", "%%").replace("$", "$$")
+    if re.fullmatch(r"[A-Za-z0-9_@%+=:,./$-]+", text):
+        return text
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _exec_start(slopd: Path, hub: str, state: str, config: Path | None) -> str:
+    words = [_unit_word(str(slopd)), "run", "--hub", hub, "--state", state]
+    if config is not None:
+        words += ["--config", _unit_word(str(config))]
+    return "ExecStart=" + " ".join([*words, "--grace", str(GRACE)])
+
+
+def _replace_line(text: str, key: str, line: str) -> str:
+    pattern = re.compile(rf"^{re.escape(key)}=.*$", re.MULTILINE)
+    if len(pattern.findall(text)) != 1:
+        raise ValueError(f"the template must have exactly one {key}= line")
+    return pattern.sub(lambda _: line, text)
+
+
+def render_systemd(
+    template_text: str,
+    *,
+    slopd: Path,
+    hub: Path,
+    config: Path | None,
+    state: Path | None,
+    user: bool,
+    path_env: str | None = None,
+) -> str:
+    """The unit file: per user, for `hub`; the system template takes its hub from the instance name.
+
+    For the system template `hub` is not written (ExecStart keeps `%f`); its `config` belongs in
+    `render_dropin`, since the template is shared by every hub. Without `state`, the system unit
+    uses its StateDirectory and a user unit the state dir `slopd status --hub` looks in.
+    """
+    if not user:
+        state_arg = _unit_word(str(state)) if state else "${STATE_DIRECTORY}"
+        return _replace_line(template_text, "ExecStart", _exec_start(slopd, "%f", state_arg, config))
+    state_dir = state or config_module.default_state_dir(hub)
+    line = _exec_start(slopd, _unit_word(str(hub)), _unit_word(str(state_dir)), config)
+    if path_env:
+        value = ("PATH=" + path_env).replace("%", "%%").replace("\\", "\\\\").replace('"', '\\"')
+        line += f'\nEnvironment="{value}"'
+    text = _replace_line(template_text, "ExecStart", line)
+    description = "Description=slopd: SLOP.md hub at " + str(hub).replace("%", "%%")
+    return _replace_line(text, "Description", description)
+
+
+def render_dropin(*, slopd: Path, config: Path) -> str:
+    """The system instance's drop-in: the template's ExecStart again, with this hub's config."""
+    line = _exec_start(slopd, "%f", "${STATE_DIRECTORY}", config)
+    return f"# Written by `slopd service install`: this hub's config.\n[Service]\nExecStart=\n{line}\n"
+
+
+def render_launchd(
+    template: bytes,
+    *,
+    slopd: Path,
+    hub: Path,
+    config: Path | None,
+    state: Path | None,
+    label: str,
+    log: Path,
+    path_env: str | None = None,
+) -> bytes:
+    """The LaunchAgent plist for `hub`: the template's keys with this installation's values."""
+    plist = plistlib.loads(template)
+    state_dir = state or config_module.default_state_dir(hub)
+    argv = [str(slopd), "run", "--hub", str(hub), "--state", str(state_dir)]
+    if config is not None:
+        argv += ["--config", str(config)]
+    plist["Label"] = label
+    plist["ProgramArguments"] = [*argv, "--grace", str(GRACE)]
+    plist["StandardOutPath"] = plist["StandardErrorPath"] = str(log)
+    if path_env:
+        plist["EnvironmentVariables"] = {**plist.get("EnvironmentVariables", {}), "PATH": path_env}
+    return plistlib.dumps(plist, sort_keys=False)
+
+
+def hub_name(hub: Path, home: Path) -> str:
+    """A readable, file-name-safe name for a hub: its path under $HOME (`Dropbox-hub`)."""
+    try:
+        text = str(hub.relative_to(home))
+    except ValueError:
+        text = str(hub)
+    return re.sub(r"[^A-Za-z0-9_.]+", "-", text).strip("-.") or "hub"
+
+
+@dataclass
+class Plan:
+    """What an install writes and what the user runs next."""
+
+    files: list[tuple[Path, bytes]] = field(default_factory=list)
+    commands: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def _slopd_executable() -> Path:
+    """The `slopd` being run, else the one beside this interpreter (`python -m slopd`), else on PATH."""
+    running = Path(sys.argv[0])
+    if running.name == "slopd" and running.is_file():
+        return running.resolve()
+    beside = Path(sys.executable).parent / "slopd"
+    if beside.is_file() and os.access(beside, os.X_OK):
+        return beside.absolute()
+    found = shutil.which("slopd")
+    if found is None:
+        raise ConfigError("cannot find the slopd executable (not run as `slopd`, none on PATH)")
+    return Path(found).resolve()
+
+
+def _hub(value: str) -> Path:
+    hub = Path(value).expanduser().resolve()
+    if not (hub / "inbox").is_dir():
+        raise ConfigError(f"{hub}: not a hub (no inbox/); create one with: slopd init {hub}")
+    return hub
+
+
+def _config(value: str | None, hub: Path) -> Path | None:
+    """The config to pass: the one given, else the default file if it exists; checked like `run`."""
+    path = Path(value).expanduser().resolve() if value else config_module.default_config_path()
+    if value is None and not path.exists():
+        return None
+    if not path.is_file():
+        raise ConfigError(f"{path}: no such config file")
+    config_module.load(path)
+    config_module.ensure_outside(hub, path, "the config")
+    return path
+
+
+def _q(path: Path | str) -> str:
+    return shlex.quote(str(path))
+
+
+def plan_systemd(*, slopd: Path, hub: Path, config: Path | None, unit_dir: Path) -> Plan:
+    instance = escape_path(str(hub))
+    unit = f"slopd@{instance}.service"
+    if len(unit) > _UNIT_NAME_MAX:
+        raise ConfigError(f"{hub}: the path is too long for a systemd unit name ({len(unit)} > 255)")
+    template = (data_path("systemd") / SYSTEM_TEMPLATE).read_text(encoding="utf-8")
+    text = render_systemd(template, slopd=slopd, hub=hub, config=None, state=None, user=False)
+    plan = Plan(files=[(unit_dir / SYSTEM_TEMPLATE, text.encode())])
+    if config is not None:
+        dropin = render_dropin(slopd=slopd, config=config)
+        plan.files.append((unit_dir / f"{unit}.d" / "slopd.conf", dropin.encode()))
+    else:
+        plan.notes.append(
+            "no --config: slopd reads ~slopd/.config/slopd/config.toml if there is one, else runs on "
+            "the safe defaults; keep a config in /etc/slopd and install again with --config"
+        )
+    unsearchable = next((p for p in slopd.parents if not os.stat(p).st_mode & stat.S_IXOTH), None)
+    if unsearchable is not None:
+        plan.notes.append(
+            f"{slopd} is inside {unsearchable}, which other users cannot enter: the slopd user "
+            "cannot run it; install slopd system-wide (e.g. a venv in /opt) and install again"
+        )
+    unit_q = _q(unit)
+    plan.commands = [
+        "getent passwd slopd >/dev/null || useradd --system --user-group --home-dir /var/lib/slopd "
+        "--shell /usr/sbin/nologin slopd",
+        f"chgrp -R slopd {_q(hub)} && chmod -R g+rwX {_q(hub)}   # the hub must be writable by slopd",
+        "systemctl daemon-reload",
+        f"systemctl enable --now {unit_q}",
+        f"systemctl status {unit_q}",
+        f"journalctl -u {unit_q} -f",
+        f"systemctl reload {unit_q}   # after changing the config",
+        f"slopd status --hub {_q(hub)} --state {_q('/var/lib/slopd/' + instance)}",
+    ]
+    return plan
+
+
+def plan_systemd_user(*, slopd: Path, hub: Path, config: Path | None, unit_dir: Path, home: Path) -> Plan:
+    unit = f"slopd-{hub_name(hub, home)}.service"
+    template = (data_path("systemd") / USER_TEMPLATE).read_text(encoding="utf-8")
+    text = render_systemd(
+        template, slopd=slopd, hub=hub, config=config, state=None, user=True, path_env=os.environ.get("PATH")
+    )
+    unit_q = _q(unit)
+    return Plan(
+        files=[(unit_dir / unit, text.encode())],
+        commands=[
+            "systemctl --user daemon-reload",
+            f"systemctl --user enable --now {unit_q}",
+            f"systemctl --user status {unit_q}",
+            f"journalctl --user -u {unit_q} -f",
+            f"systemctl --user reload {unit_q}   # after changing the config",
+            'loginctl enable-linger "$USER"   # keep it running while you are logged out',
+            f"slopd status --hub {_q(hub)}",
+        ],
+    )
+
+
+def plan_launchd(*, slopd: Path, hub: Path, config: Path | None, agent_dir: Path, home: Path) -> Plan:
+    name = hub_name(hub, home)
+    label = f"dev.slopd.{name}"
+    log = home / "Library" / "Logs" / f"slopd-{name}.log"
+    template = (data_path("launchd") / LAUNCHD_TEMPLATE).read_bytes()
+    data = render_launchd(
+        template,
+        slopd=slopd,
+        hub=hub,
+        config=config,
+        state=None,
+        label=label,
+        log=log,
+        path_env=os.environ.get("PATH"),
+    )
+    target = agent_dir / f"{label}.plist"
+    plan = Plan(
+        files=[(target, data)],
+        commands=[
+            f'launchctl bootstrap gui/"$(id -u)" {_q(target)}',
+            f'launchctl print gui/"$(id -u)"/{label}',
+            f'launchctl kickstart -k gui/"$(id -u)"/{label}   # restart, e.g. after changing the config',
+            f"tail -f {_q(log)}",
+            f'launchctl bootout gui/"$(id -u)"/{label}   # stop and unload',
+            f"slopd status --hub {_q(hub)}",
+        ],
+    )
+    if any(hub.is_relative_to(home / place) for place in _TCC_PLACES) or hub.is_relative_to("/Volumes"):
+        python = Path(sys.executable).resolve()
+        plan.notes.append(
+            f"macOS asks before a background job may read {hub}: in System Settings > Privacy & "
+            f"Security > Full Disk Access, add {python} (the interpreter slopd runs on), or slopd "
+            "gets 'Operation not permitted'"
+        )
+    return plan
+
+
+def install(plan: Plan) -> list[str]:
+    """Write the plan's files (an identical one is left alone; a different one is refused)."""
+    done = []
+    for path, data in plan.files:
+        if path.exists() or path.is_symlink():
+            if path.is_file() and path.read_bytes() == data:
+                done.append(f"unchanged {path}")
+                continue
+            raise ConfigError(
+                f"{path} exists and differs from what slopd would write; see the difference with "
+                "--dry-run, then move it away and install again"
+            )
+    for path, data in plan.files:
+        if not path.exists():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            write_file(path, data, mode=0o644)
+            done.append(f"wrote {path}")
+    return done
+
+
+def cmd_service(args: argparse.Namespace) -> int:
+    slopd = _slopd_executable()
+    hub = _hub(args.hub)
+    config = _config(args.config, hub)
+    home = Path.home()
+    target = Path(args.target_dir) if args.target_dir else None
+    if args.kind == "systemd":
+        plan = plan_systemd(slopd=slopd, hub=hub, config=config, unit_dir=target or SYSTEM_UNIT_DIR)
+    elif args.kind == "systemd-user":
+        config_home = Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config")
+        unit_dir = target or config_home / "systemd" / "user"
+        plan = plan_systemd_user(slopd=slopd, hub=hub, config=config, unit_dir=unit_dir, home=home)
+    else:
+        agent_dir = target or home / "Library" / "LaunchAgents"
+        plan = plan_launchd(slopd=slopd, hub=hub, config=config, agent_dir=agent_dir, home=home)
+    if args.dry_run:
+        for path, data in plan.files:
+            print(f"# {path}\n{data.decode().rstrip()}\n")
+        print("# --dry-run: nothing written")
+    else:
+        for line in install(plan):
+            print(line)
+    for note in plan.notes:
+        print(f"note: {note}")
+    print("next:")
+    for command in plan.commands:
+        print(f"  {command}")
+    return 0
+
+
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add `slopd service install …` to the CLI's subcommands."""
+    text = "install slopd as a service (systemd or launchd)"
+    service = commands.add_parser("service", help=text, description=text)
+    actions = service.add_subparsers(dest="service_command", required=True)
+    text = "render the unit or LaunchAgent with this installation's paths, write it, print what to run"
+    install_parser = actions.add_parser("install", help=text, description=text)
+    kind = install_parser.add_mutually_exclusive_group(required=True)
+    for flag, help_text in (
+        ("systemd", "a system service, slopd@HUB.service (run as root)"),
+        ("systemd-user", "a per-user service (systemctl --user)"),
+        ("launchd", "a macOS LaunchAgent"),
+    ):
+        kind.add_argument(f"--{flag}", dest="kind", action="store_const", const=flag, help=help_text)
+    install_parser.add_argument("--hub", required=True, help="the hub folder")
+    install_parser.add_argument("--config", help="TOML config (default: the default config, if it exists)")
+    install_parser.add_argument("--dry-run", action="store_true", help="print the files; write nothing")
+    install_parser.add_argument(
+        "--target-dir", metavar="DIR", help="write into DIR instead of the usual place"
+    )
+    install_parser.set_defaults(handler=cmd_service)
