@@ -133,11 +133,11 @@ FIELD_ROWS: list[tuple[str, dict[str, str | None], str | None]] = [
     *[(f"irt-{kind}-valid", row_fields(type=kind, in_reply_to=R), None) for kind in sorted(env.REPLY_TYPES)],
     *[
         (f"irt-{kind}-null", row_fields(type=kind, in_reply_to="null"), "in_reply_to")
-        for kind in env.REPLY_TYPES
+        for kind in sorted(env.REPLY_TYPES)
     ],
     *[
         (f"irt-{kind}-absent", row_fields(type=kind, in_reply_to=None), "in_reply_to")
-        for kind in env.REPLY_TYPES
+        for kind in sorted(env.REPLY_TYPES)
     ],
     # created_at: ISO 8601 in UTC (Z or +00:00), a real instant, kept as written
     ("created-z", {"created_at": "2026-07-04T07:15:53Z"}, None),
