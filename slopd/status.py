@@ -115,13 +115,13 @@ def render(report: dict[str, Any]) -> str:
     lines = [f"hub:     {report['hub']}", f"state:   {report['state']}", f"daemon:  {running}"]
     for lane, info in report["lanes"].items():
         if "error" in info:
-            lines.append(f"{lane + ':':9}unreadable: {info['error']}")
+            lines.append(f"{lane + ':':8} unreadable: {info['error']}")
             continue
         waiting, held = info["waiting"], info["held"]
         counts = f"{len(waiting)} waiting, {info['ignored']} ignored (temporary names)"
         if lane == "authorized":
             counts += f", {len(held)} held (signature not here yet)"
-        lines.append(f"{lane + ':':9}{counts}")
+        lines.append(f"{lane + ':':8} {counts}")
         lines.extend(f"           {name}" for name in waiting[:LISTED])
         lines.extend(f"           {name}  (held: waiting for {name}.sig)" for name in held[:LISTED])
         if len(waiting) > LISTED:
