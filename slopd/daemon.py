@@ -28,7 +28,7 @@ from typing import Any
 
 from slopd import executor, log
 from slopd.config import Command, Config, load_trust
-from slopd.core import notes, replies, summary
+from slopd.core import notes, replies, sshsig, summary
 from slopd.core.envelope import Envelope, EnvelopeError, parse, render, to_json
 from slopd.core.names import Kind, classify, is_sane
 from slopd.core.orders import Trust, Valid
@@ -49,7 +49,7 @@ from slopd.core.routing import (
 )
 from slopd.executor import RunResult
 from slopd.gate import Gate, Hold
-from slopd.hub import INPUT_LANES, Entry, Hub, Unreadable, has_files
+from slopd.hub import INPUT_LANES, Contents, Entry, Hub, Unreadable, has_files, read_file
 from slopd.intake import Intake
 from slopd.jobs import Job, JobPool
 from slopd.ledger import Ledger, Row
@@ -215,7 +215,7 @@ class Daemon:
                 continue
             status = self.hub.lstat(lane, name)
             signature = Entry(name, status).signature if status is not None else None
-            self.intake.hinted((lane, name), hint, signature, now=time.monotonic())
+            self.intake.hinted((lane, name), hint, signature, now=time.monotonic(), wall=time.time())
 
     def _reload(self) -> None:
         """SIGHUP: take the new config, or keep the old one and say which key is wrong."""
@@ -278,7 +278,8 @@ class Daemon:
                 if kind is Kind.SIDECAR:
                     self._sidecar_arrived(entry.name)
                     if entry.name.removesuffix(".sig") not in names:
-                        until = self.gate.orphan_until(entry.name, now)
+                        order_archived = self.ledger.archive_paths(lane, entry.name.removesuffix(".sig"))
+                        until = now if order_archived else self.gate.orphan_until(entry.name, now)
                         self.intake.defer(where, entry.signature, until=until)
                         continue
                 self.intake.quiet(where, entry.signature)
@@ -345,22 +346,49 @@ class Daemon:
         )
 
     def _orphan_signature(self, where: Where, entry: Entry, bound: Any) -> None:
-        """A `NAME.md.sig` whose order never came within the grace: answered, then archived."""
-        if self.hub.exists(where.lane, where.name.removesuffix(".sig")):
+        """A `NAME.md.sig` alone in the lane: left behind by its archived order (a crash between
+        the two moves) it follows it quietly; otherwise, once the grace is over, it is answered."""
+        order = where.name.removesuffix(".sig")
+        if self.hub.exists(where.lane, order):
             self.intake.quiet((where.lane, where.name), entry.signature)
             return
+        if self._belongs_to_archived_order(where, order):
+            target = self.hub.archive_target(where.name, self.clock())
+            self.hub.archive(where.lane, where.name, target)
+            bound.info("sidecar.archived", sidecar=where.name, archive=target, resumed=True)
+            self.gate.forget(where.name)
+            return
+        until = self.gate.orphan_until(where.name, time.monotonic())
+        if time.monotonic() < until:
+            self.intake.defer((where.lane, where.name), entry.signature, until=until)
+            return
         self.gate.forget(where.name)
-        order = where.name.removesuffix(".sig")
         grace = self.config.auth.sig_grace
         reason = f"is a signature without its order: {order} did not arrive within {grace:g} s"
         self._reject_unreadable(where, entry, reason, bound)
 
+    def _belongs_to_archived_order(self, where: Where, order: str) -> bool:
+        """Whether this signature signs the exact bytes of an order already archived under `order`."""
+        signature = self.hub.read(where.lane, where.name, sshsig.MAX_SIGNATURE_BYTES)
+        if not isinstance(signature, Contents):
+            return False
+        for archived in self.ledger.archive_paths(where.lane, order):
+            message = read_file(self.hub.root / archived, self.config.max_envelope_bytes)
+            if isinstance(message, Contents) and isinstance(
+                sshsig.verify(message.data, signature.data, namespace=self.config.auth.namespace),
+                sshsig.Verified,
+            ):
+                return True
+        return False
+
     def _finish_interrupted_archive(self, where: Where, bound: Any) -> bool:
-        """A second link to an archived copy is a move cut short by a crash: finish it."""
+        """A second link to an archived copy is a move cut short by a crash: finish it (and its
+        signature, which the crash may have left behind too)."""
         for target in self.ledger.archive_paths(where.lane, where.name):
             if self.hub.is_archived_copy(where.lane, where.name, target):
                 self.hub.archive(where.lane, where.name, target)
                 bound.info("envelope.archived", archive=target, resumed=True)
+                self._archive_sidecar(where, None, bound)
                 return True
         return False
 

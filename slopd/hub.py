@@ -127,9 +127,10 @@ class Hub:
         return entries
 
     def lstat(self, lane: str, name: str) -> os.stat_result | None:
+        """The entry's lstat, or None when it is gone — or its lane is (the scan reports that)."""
         try:
             return os.stat(name, dir_fd=self.lane_fd(lane), follow_symlinks=False)
-        except FileNotFoundError:
+        except (FileNotFoundError, LaneError):
             return None
 
     def read(self, lane: str, name: str, limit: int) -> Contents | Unreadable:

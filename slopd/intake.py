@@ -1,7 +1,9 @@
 """Intake: which lane entries are candidates, and when each may be read. Pure: time comes in.
 
 Rules:
-1. A file renamed into the lane (`arrived`) is complete: it is due at once.
+1. A file renamed into the lane (`arrived`) right after its last write is complete: it is due at
+   once. One renamed in long after its last write is a sync engine delivering a remote file —
+   which may still be being written over there — so it is due once its mtime is `settle` old.
 2. A file written in place is due once its signature (inode, size, mtime, ctime) has stayed the
    same for `settle` seconds; a file first seen by a scan whose last write is already older
    than `settle` is due at once.
@@ -18,6 +20,7 @@ from dataclasses import dataclass
 
 from slopd.watcher import Hint
 
+FRESH_RENAME = 0.25  # seconds between a file's last write and its rename that still mean "just written"
 Where = tuple[str, str]
 Signature = tuple[int, int, int, int]
 
@@ -66,15 +69,25 @@ class Intake:
         since = now - self.settle if age >= self.settle else now
         self._candidates[where] = _Candidate(signature, since)
 
-    def hinted(self, where: Where, hint: Hint, signature: Signature | None, *, now: float) -> None:
-        """An event said something about `where`; `signature` is its lstat now (None: gone)."""
+    def hinted(
+        self, where: Where, hint: Hint, signature: Signature | None, *, now: float, wall: float | None = None
+    ) -> None:
+        """An event said something about `where`; `signature` is its lstat now (None: gone).
+
+        `wall` (the wall clock) lets an arrival be judged by its mtime (rule 1's exception).
+        """
         if signature is None:
             self._candidates.pop(where, None)
             self._writing.pop(where, None)
             return
         if hint is Hint.ARRIVED:
             self._writing.pop(where, None)
-            self._candidates[where] = _Candidate(signature, now, complete=True)
+            renamed_after = (signature[3] - signature[2]) / 1e9  # ctime - mtime
+            if wall is None or renamed_after <= FRESH_RENAME:
+                self._candidates[where] = _Candidate(signature, now, complete=True)
+            else:
+                age = max(wall - signature[2] / 1e9, 0.0)
+                self._candidates[where] = _Candidate(signature, now - age)
             return
         if hint is Hint.CLOSED:
             self._writing.pop(where, None)

@@ -12,6 +12,7 @@ import contextlib
 import functools
 import json
 import logging
+import os
 import signal
 import subprocess
 import sys
@@ -189,12 +190,33 @@ def test_a_renamed_handshake_is_answered_by_the_event_path(hub: HubDir, mode: st
 
 
 def test_a_renamed_in_file_does_not_pay_the_settle_wait(hub: HubDir) -> None:
-    """`settle = 60`: a handshake renamed into inbox/ is complete, so it is acked within 10 s."""
+    """`settle = 60`: a handshake written then renamed into inbox/ is complete, so it is acked within 10 s."""
     hub.write_config("settle = 60\nrescan_interval = 300\n")
+    ident = "20260704t080100z-renamed"
     with running(hub):
-        handshake(hub, "20260704t080100z-renamed")
-        wait_for(lambda: acked(hub, "20260704t080100z-renamed"), timeout=EVENT_DEADLINE)
+        temp = hub.root / "inbox" / f".{ident}.md.tmp"
+        temp.write_text(envelope_text("Hello.\n", id=ident, type="handshake"), encoding="utf-8")
+        temp.rename(hub.root / "inbox" / f"{ident}.md")  # how an agent drops: write, then rename
+        wait_for(lambda: acked(hub, ident), timeout=EVENT_DEADLINE)
     assert hub.lane("inbox") == []
+
+
+def test_a_file_delivered_long_after_its_last_write_waits_until_its_mtime_is_settle_old(hub: HubDir) -> None:
+    """A file renamed in with a 1 s old mtime (a sync delivery) waits until that mtime is `settle` old."""
+    hub.write_config("settle = 60\nrescan_interval = 300\n")
+    ident = "20260704t080150z-synced"
+    with running(hub):
+        temp = hub.root / "inbox" / f".{ident}.md.tmp"
+        temp.write_text(envelope_text("Hello.\n", id=ident, type="handshake"), encoding="utf-8")
+        old = time.time() - 1
+        os.utime(temp, (old, old))  # Syncthing keeps the source's mtime
+        temp.rename(hub.root / "inbox" / f"{ident}.md")
+        time.sleep(3)  # a negative check: a remote writer may still be writing; nothing may happen yet
+        assert not acked(hub, ident)
+        assert hub.lane("inbox") == [f"{ident}.md"]
+    hub.write_config("settle = 1\nrescan_interval = 300\n")
+    with running(hub):
+        wait_for(lambda: acked(hub, ident), timeout=EVENT_DEADLINE)
 
 
 def test_a_file_written_in_place_waits_for_settle(hub: HubDir) -> None:
