@@ -34,8 +34,8 @@ demo-signed: install
 		echo "== $$reply"; sed -n '/^---$$/,/^---$$/!p' "$$demo/hub/outbox/$$reply.md"; done
 
 lint: install
-	$(PY) -m ruff check slopd tests bench
-	$(PY) -m ruff format --check slopd tests bench
+	$(PY) -m ruff check slopd tests bench fuzz
+	$(PY) -m ruff format --check slopd tests bench fuzz
 	$(PY) -m mypy
 
 test: lint

@@ -12,6 +12,7 @@ Rules:
 from __future__ import annotations
 
 import hashlib
+import math
 import os
 import re
 import socket
@@ -164,9 +165,14 @@ def _type_error(key: str, expected: str, value: object) -> ConfigError:
     return ConfigError(f"{key}: expected {expected}, got {type(value).__name__} {value!r}")
 
 
+MAX_SECONDS = 1e9  # about 31 years: any longer duration is a mistake, and overflows date arithmetic
+
+
 def _number(value: object, key: str) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise _type_error(key, "a number", value)
+    if not math.isfinite(value) or abs(value) > MAX_SECONDS:
+        raise ConfigError(f"{key}: must be a finite number of seconds up to {MAX_SECONDS:g}, got {value!r}")
     return float(value)
 
 

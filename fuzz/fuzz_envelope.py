@@ -1,0 +1,46 @@
+#!/usr/bin/env python3
+"""Coverage-guided fuzzing of the envelope parser with atheris (libFuzzer).
+
+Invariant (slopd/core/envelope.py, rule 1): for any bytes, `envelope.parse(data, name=...)`
+returns an `Envelope` or raises `EnvelopeError` with at least one non-empty reason — under a
+Markdown name and under a JSON name. Any other exception, a crash or a hang is a finding.
+
+    python fuzz/fuzz_envelope.py -runs=100000            # seed corpus fuzz/corpus/envelope
+    python fuzz/fuzz_envelope.py -max_total_time=600 WORK_DIR fuzz/corpus/envelope
+
+Without a corpus directory, new inputs go to a fresh temp directory (printed) and the seed
+corpus is read, never written. Every libFuzzer flag works (`-runs`, `-max_len`, `-jobs`, ...).
+"""
+
+from __future__ import annotations
+
+import sys
+
+import atheris
+from common import libfuzzer_argv
+
+with atheris.instrument_imports(include=["slopd", "yaml"]):
+    from slopd.core import envelope
+
+NAMES = ("fuzz.md", "fuzz.json", "FUZZ.MD")
+
+
+def test_one_input(data: bytes) -> None:
+    for name in NAMES:
+        try:
+            parsed = envelope.parse(data, name=name)
+        except envelope.EnvelopeError as error:
+            if not error.reasons or not all(isinstance(reason, str) and reason for reason in error.reasons):
+                raise AssertionError(f"EnvelopeError without reasons for {name}: {error.reasons!r}") from None
+            continue
+        if not isinstance(parsed, envelope.Envelope):
+            raise AssertionError(f"parse returned {type(parsed).__name__} for {name}")
+
+
+def main() -> None:
+    atheris.Setup(libfuzzer_argv(sys.argv, "envelope"), test_one_input)
+    atheris.Fuzz()
+
+
+if __name__ == "__main__":
+    main()
