@@ -330,6 +330,9 @@ class Daemon:
             return
         contents = self.hub.read(lane, entry.name, self.config.max_envelope_bytes)
         if isinstance(contents, Unreadable):
+            if contents.stat is None and not self.hub.exists(lane, entry.name):
+                bound.debug("envelope.vanished")  # renamed away or deleted since the scan
+                return
             self._reject_unreadable(where, entry, contents.reason, bound)
             return
         where = Where(lane, entry.name, contents.stat.st_ino)
@@ -352,6 +355,8 @@ class Daemon:
         if self.hub.exists(where.lane, order):
             self.intake.quiet((where.lane, where.name), entry.signature)
             return
+        if entry.stat.st_nlink > 1 and self._finish_interrupted_sidecar(where, order, bound):
+            return
         if self._belongs_to_archived_order(where, order):
             target = self.hub.archive_target(where.name, self.clock())
             self.hub.archive(where.lane, where.name, target)
@@ -366,6 +371,22 @@ class Daemon:
         grace = self.config.auth.sig_grace
         reason = f"is a signature without its order: {order} did not arrive within {grace:g} s"
         self._reject_unreadable(where, entry, reason, bound)
+
+    def _finish_interrupted_sidecar(self, where: Where, order: str, bound: Any) -> bool:
+        """A signature with a second link beside its archived order: a move cut short; finish it."""
+        stem, dot, suffix = where.name[1:].partition(".")
+        stem, suffix = where.name[0] + stem, dot + suffix
+        for archived in self.ledger.archive_paths(where.lane, order):
+            folder = archived.rpartition("/")[0]
+            for name in [where.name, *(f"{stem}-{n}{suffix}" for n in range(2, 10))]:
+                if self.hub.is_archived_copy(where.lane, where.name, f"{folder}/{name}"):
+                    self.hub.archive(where.lane, where.name, f"{folder}/{name}")
+                    bound.info(
+                        "sidecar.archived", sidecar=where.name, archive=f"{folder}/{name}", resumed=True
+                    )
+                    self.gate.forget(where.name)
+                    return True
+        return False
 
     def _belongs_to_archived_order(self, where: Where, order: str) -> bool:
         """Whether this signature signs the exact bytes of an order already archived under `order`."""

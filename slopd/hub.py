@@ -261,6 +261,8 @@ def read_file(path: str | Path, limit: int, *, dir_fd: int | None = None) -> Con
     """Read a regular single-link file of at most `limit` bytes, never following a symlink."""
     try:
         fd = os.open(path, _READ_FLAGS, dir_fd=dir_fd)
+    except FileNotFoundError:
+        return Unreadable("does not exist", None)  # even if it appears a moment later
     except OSError as error:
         try:
             status: os.stat_result | None = os.stat(path, dir_fd=dir_fd, follow_symlinks=False)
