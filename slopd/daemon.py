@@ -16,6 +16,7 @@ Rules:
 from __future__ import annotations
 
 import hashlib
+import heapq
 import queue
 import shutil
 import threading
@@ -250,42 +251,62 @@ class Daemon:
         return replies.timestamp(self.clock())
 
     def scan(self) -> None:
-        """List the input lanes and note every candidate file; forget what has gone."""
-        present: set[tuple[str, str]] = set()
+        """Stream the input lanes; the oldest new inputs become candidates, at most MAX_CANDIDATES.
+
+        Nothing but those candidates and the names already tracked is kept, so a backlog of any
+        size costs no more memory than a full slice; the rest is taken at the next scan.
+        """
         self.backlog = False
         self.intake.scan_started()
         now, wall = time.monotonic(), time.time()
+        room = max(MAX_CANDIDATES - len(self.intake), 0)
+        newest_first: list[tuple[int, str, str]] = []  # a heap keeping the `room` oldest
+        found: dict[tuple[str, str], Entry] = {}
+        sidecars: list[tuple[str, Entry]] = []
+        seen: set[tuple[str, str]] = set()  # tracked names still present
         for lane in INPUT_LANES:
             try:
-                entries = self.hub.scan(lane)
+                for entry in self.hub.entries(lane):
+                    where = (lane, entry.name)
+                    if self.intake.tracks(where):
+                        seen.add(where)
+                    if where in self.in_flight or self.intake.is_quiet(where, entry.signature):
+                        continue
+                    kind = classify(entry.name, lane=lane)
+                    if kind in (Kind.INPUT, Kind.BAD_NAME):
+                        if not self.intake.has(where):
+                            found[where] = entry
+                            heapq.heappush(newest_first, (-entry.stat.st_mtime_ns, lane, entry.name))
+                            if len(newest_first) > room:
+                                _, dropped_lane, dropped = heapq.heappop(newest_first)
+                                del found[(dropped_lane, dropped)]
+                                self.backlog = True
+                        continue
+                    if kind is Kind.SIDECAR:
+                        sidecars.append((lane, entry))
+                        continue
+                    self.intake.quiet(where, entry.signature)
+                    seen.add(where)
+                    if kind is Kind.OTHER:
+                        self.log.info("file.unrecognized", lane=lane, file=entry.name)
             except OSError as error:
                 self.log.error("lane.unreadable", lane=lane, reason=str(error))
                 self.last_error = f"{lane}/ unreadable"
-                continue
-            names = {entry.name for entry in entries}
-            for entry in entries:
-                where = (lane, entry.name)
-                present.add(where)
-                if where in self.in_flight or self.intake.is_quiet(where, entry.signature):
-                    continue
-                kind = classify(entry.name, lane=lane)
-                if kind in (Kind.INPUT, Kind.BAD_NAME):
-                    if len(self.intake) >= MAX_CANDIDATES:
-                        self.backlog = True  # the oldest are taken first; the rest at the next scan
-                        continue
-                    self.intake.scanned(where, entry.signature, age=wall - entry.stat.st_mtime, now=now)
-                    continue
-                if kind is Kind.SIDECAR:
-                    self._sidecar_arrived(entry.name)
-                    if entry.name.removesuffix(".sig") not in names:
-                        order_archived = self.ledger.archive_paths(lane, entry.name.removesuffix(".sig"))
-                        until = now if order_archived else self.gate.orphan_until(entry.name, now)
-                        self.intake.defer(where, entry.signature, until=until)
-                        continue
+        for where, entry in sorted(found.items(), key=lambda item: item[1].stat.st_mtime_ns):
+            self.intake.scanned(where, entry.signature, age=wall - entry.stat.st_mtime, now=now)
+            seen.add(where)
+        for lane, entry in sidecars:
+            where = (lane, entry.name)
+            self._sidecar_arrived(entry.name)
+            seen.add(where)
+            order = entry.name.removesuffix(".sig")
+            if self.hub.exists(lane, order):
                 self.intake.quiet(where, entry.signature)
-                if kind is Kind.OTHER:
-                    self.log.info("file.unrecognized", lane=lane, file=entry.name)
-        self.intake.forget_missing(present)
+            elif not self.intake.has(where):
+                order_archived = self.ledger.archive_paths(lane, order)
+                until = now if order_archived else self.gate.orphan_until(entry.name, now)
+                self.intake.defer(where, entry.signature, until=until)
+        self.intake.forget_missing(seen)
 
     def _sidecar_arrived(self, sidecar: str) -> None:
         """The signature an authorized order waited for has arrived: the order is due now."""

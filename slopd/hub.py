@@ -20,6 +20,7 @@ import errno
 import os
 import secrets
 import stat
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -125,6 +126,15 @@ class Hub:
                     continue
         entries.sort(key=lambda entry: (entry.stat.st_mtime_ns, entry.name))
         return entries
+
+    def entries(self, lane: str) -> Iterator[Entry]:
+        """Every entry of `lane` with its lstat, streamed in directory order (memory stays flat)."""
+        with os.scandir(self.lane_fd(lane)) as listing:
+            for item in listing:
+                try:
+                    yield Entry(item.name, item.stat(follow_symlinks=False))
+                except FileNotFoundError:
+                    continue
 
     def lstat(self, lane: str, name: str) -> os.stat_result | None:
         """The entry's lstat, or None when it is gone — or its lane is (the scan reports that)."""

@@ -43,6 +43,12 @@ class Intake:
     def __len__(self) -> int:
         return len(self._candidates)
 
+    def has(self, where: Where) -> bool:
+        return where in self._candidates
+
+    def tracks(self, where: Where) -> bool:
+        return where in self._candidates or where in self._writing or where in self._quiet
+
     def is_quiet(self, where: Where, signature: Signature) -> bool:
         return self._quiet.get(where) == signature
 
