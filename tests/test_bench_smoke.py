@@ -1,0 +1,58 @@
+"""The side-by-side benchmark harness (bench/compare.py) must not rot: a --quick pass runs every
+workload for slopd, the floor and the naive peer and prints their ratios. No timing is asserted."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+# One ratio line per workload, each with a measured number (a quick pass is too short for the
+# idle-CPU ratio, whose floor can read 0, so f is checked on RSS).
+RATIO_LINES = {
+    "a": r"^ratio a slopd/floor: median latency \d",
+    "b": r"^ratio b slopd/floor: median latency \d",
+    "c": r"^ratio c slopd/floor: throughput \d",
+    "d": r"^ratio d slopd/floor: drain time \d",
+    "e-verify": r"^ratio e-verify slopd/floor: throughput \d",
+    "e-action": r"^ratio e-action slopd/floor: throughput \d",
+    "f": r"^ratio f slopd/floor inotify: RSS \d",
+    "g": r"^ratio g slopd/floor at 0: throughput \d",
+}
+PEER_LINES = ("a", "b", "c", "d", "e-verify")
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+def test_compare_quick_prints_a_ratio_for_every_workload(tmp_path: Path) -> None:
+    """`compare.py --quick` exits 0 and prints a slopd/floor ratio per workload (and slopd/peer)."""
+    raw = tmp_path / "figures.json"
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "compare.py"), "--quick", "--json", str(raw)],
+        capture_output=True,
+        text=True,
+        timeout=540,
+        cwd=ROOT,
+        env=dict(os.environ, BENCH_TMP=str(tmp_path / "scratch")),
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    for workload, pattern in RATIO_LINES.items():
+        assert re.search(pattern, result.stdout, re.MULTILINE), (
+            f"no ratio line for {workload}:\n{result.stdout}"
+        )
+    for workload in PEER_LINES:
+        assert re.search(rf"^ratio {workload} slopd/peer: \S+ .*\d", result.stdout, re.MULTILINE), workload
+    assert "== targets" in result.stdout
+    figures = json.loads(raw.read_text())
+    for key in ("a", "b", "c", "d", "e-verify", "e-action", "f", "g 0"):
+        assert figures["results"][key], key
+    for key in ("a", "c", "d"):
+        for who in ("slopd", "floor", "peer"):
+            assert figures["results"][key][0][who]["missing"] == 0, (key, who)
