@@ -11,6 +11,9 @@ Rules:
    the next scan.
 4. At start, an id left `executing` is answered `interrupted, not retried`; everything else
    unfinished is resumed from its ledger status.
+5. Inputs are handled in batches of up to BATCH (group commit): their replies are written at
+   once, but the ledger commit, the directory fsyncs and the moves into `archive/` happen once
+   per batch, in the order above. A job never starts from an uncommitted batch.
 """
 
 from __future__ import annotations
@@ -19,9 +22,11 @@ import hashlib
 import heapq
 import queue
 import shutil
+import sqlite3
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -63,6 +68,7 @@ SUMMARIZER_TIMEOUT = 120.0
 INTERRUPTED = "interrupted, not retried: slopd stopped while the command ran"
 WRITER_TIMEOUT = 30.0
 MAX_CANDIDATES = 1000  # a backlog is taken in slices, so memory does not grow with it
+BATCH = 100  # inputs per group commit
 Runner = Callable[..., RunResult]
 
 
@@ -112,6 +118,9 @@ class Daemon:
         self.intake = Intake(settle=config.settle, writer_timeout=WRITER_TIMEOUT, track_writers=False)
         self.reload: Callable[[], Config] | None = None
         self.reload_requested = False
+        self.batching = False
+        self.batch_inputs: list[tuple[str, str]] = []
+        self.moves: dict[tuple[str, str], tuple[Any, str, dict[str, Any]]] = {}  # what to log when moved
 
     # -- the loop ------------------------------------------------------------------------
 
@@ -319,12 +328,77 @@ class Daemon:
 
     def process_due(self) -> None:
         """Handle every candidate whose wait is over and that has not changed meanwhile."""
-        for lane, name in self.intake.due(time.monotonic()):
-            status = self.hub.lstat(lane, name)
-            signature = Entry(name, status).signature if status is not None else None
-            if self.intake.confirm((lane, name), signature, now=time.monotonic()):
-                assert status is not None
-                self.handle(lane, Entry(name, status))
+        due = self.intake.due(time.monotonic())
+        for start in range(0, len(due), BATCH):
+            with self.batch():
+                for lane, name in due[start : start + BATCH]:
+                    status = self.hub.lstat(lane, name)
+                    signature = Entry(name, status).signature if status is not None else None
+                    if self.intake.confirm((lane, name), signature, now=time.monotonic()):
+                        assert status is not None
+                        self.batch_inputs.append((lane, name))
+                        self.handle(lane, Entry(name, status))
+
+    # -- group commit --------------------------------------------------------------------
+
+    @contextmanager
+    def batch(self) -> Iterator[None]:
+        """Group the durable effects of the inputs handled inside; see rule 5."""
+        self._begin_batch()
+        try:
+            yield
+        finally:
+            self._end_batch()
+
+    def _begin_batch(self) -> None:
+        self.batching = True
+        self.ledger.begin_batch()
+        self.hub.defer()
+
+    def _end_batch(self) -> None:
+        """Sync the replies' directories, commit the ledger, then move the inputs to `archive/`."""
+        self.batching = False
+        inputs, self.batch_inputs = self.batch_inputs, []
+        moves, self.moves = self.moves, {}
+        try:
+            self.hub.flush()
+            self.ledger.commit_batch()
+        except (OSError, sqlite3.Error) as error:
+            self.ledger.rollback_batch()
+            self.hub.drop_deferred()
+            for where in inputs:
+                self.intake.failed(where)  # nothing of theirs is committed: the next scan redoes them
+            self.log.error("batch.failed", reason=str(error), inputs=len(inputs), action="retried next scan")
+            self.last_error = f"a batch of {len(inputs)} inputs failed: {error}"
+            return
+        for move in self.hub.complete_archives():
+            bound, event, fields = moves[(move.lane, move.name)]
+            if move.error is None:
+                bound.info(event, archive=move.target, **fields)
+            else:
+                bound.error("archive.failed", archive=move.target, reason=str(move.error))
+                self.last_error = f"{move.lane}/{move.name}: archiving failed"
+                self.intake.failed((move.lane, move.name))
+
+    @contextmanager
+    def outside_batch(self) -> Iterator[None]:
+        """Commit an open batch first: what runs inside must build on committed state."""
+        if not self.batching:
+            yield
+            return
+        self._end_batch()
+        try:
+            yield
+        finally:
+            self._begin_batch()
+
+    def _move(self, lane: str, name: str, target: str, bound: Any, event: str, **fields: Any) -> None:
+        """Archive `lane/name` to `target` and log `event` — once it is done (end of the batch)."""
+        if self.batching:
+            self.moves[(lane, name)] = (bound, event, fields)
+            self.hub.archive(lane, name, target)
+        elif self.hub.archive(lane, name, target):
+            bound.info(event, archive=target, **fields)
 
     # -- one input -----------------------------------------------------------------------
 
@@ -380,8 +454,9 @@ class Daemon:
             return
         if self._belongs_to_archived_order(where, order):
             target = self.hub.archive_target(where.name, self.clock())
-            self.hub.archive(where.lane, where.name, target)
-            bound.info("sidecar.archived", sidecar=where.name, archive=target, resumed=True)
+            self._move(
+                where.lane, where.name, target, bound, "sidecar.archived", sidecar=where.name, resumed=True
+            )
             self.gate.forget(where.name)
             return
         until = self.gate.orphan_until(where.name, time.monotonic())
@@ -401,9 +476,14 @@ class Daemon:
             folder = archived.rpartition("/")[0]
             for name in [where.name, *(f"{stem}-{n}{suffix}" for n in range(2, 10))]:
                 if self.hub.is_archived_copy(where.lane, where.name, f"{folder}/{name}"):
-                    self.hub.archive(where.lane, where.name, f"{folder}/{name}")
-                    bound.info(
-                        "sidecar.archived", sidecar=where.name, archive=f"{folder}/{name}", resumed=True
+                    self._move(
+                        where.lane,
+                        where.name,
+                        f"{folder}/{name}",
+                        bound,
+                        "sidecar.archived",
+                        sidecar=where.name,
+                        resumed=True,
                     )
                     self.gate.forget(where.name)
                     return True
@@ -428,8 +508,7 @@ class Daemon:
         signature, which the crash may have left behind too)."""
         for target in self.ledger.archive_paths(where.lane, where.name):
             if self.hub.is_archived_copy(where.lane, where.name, target):
-                self.hub.archive(where.lane, where.name, target)
-                bound.info("envelope.archived", archive=target, resumed=True)
+                self._move(where.lane, where.name, target, bound, "envelope.archived", resumed=True)
                 self._archive_sidecar(where, None, bound)
                 return True
         return False
@@ -488,8 +567,13 @@ class Daemon:
     ) -> None:
         row = self.ledger.get(envelope.id)
         if row is not None:
-            if (row.lane, row.file, row.sha256) == (where.lane, where.name, sha) and row.archive is None:
+            same = (row.lane, row.file, row.sha256) == (where.lane, where.name, sha)
+            if same and row.archive is None:
                 self._resume(row, where, entry, envelope, data, bound)
+            elif same and row.status == "done" and row.archive and not self.hub.path_exists(row.archive):
+                # Committed as archived, but the move was cut short before its link: finish it.
+                self._move(where.lane, where.name, row.archive, bound, "envelope.archived", resumed=True)
+                self._archive_sidecar(where, envelope, bound)
             else:
                 self.gate.forget(where.name)
                 self._duplicate(where, sha, envelope, bound)
@@ -544,8 +628,7 @@ class Daemon:
         self.ledger.add_duplicate(
             id=envelope.id, lane=where.lane, file=where.name, sha256=sha, archive=target, now=self.now()
         )
-        self.hub.archive(where.lane, where.name, target)
-        bound.info("envelope.duplicate", archive=target)
+        self._move(where.lane, where.name, target, bound, "envelope.duplicate")
         self._archive_sidecar(where, envelope, bound)
 
     def _resume(
@@ -692,8 +775,7 @@ class Daemon:
             else:
                 target = self.hub.archive_target(where.name, self.clock())
                 self.ledger.advance(key, "done", now=self.now(), archive=target)
-                self.hub.archive(where.lane, where.name, target)
-                bound.info("envelope.archived", archive=target)
+                self._move(where.lane, where.name, target, bound, "envelope.archived")
                 archived = True
         self._archive_sidecar(where, envelope, bound)
         return archived
@@ -711,8 +793,7 @@ class Daemon:
             return  # it belongs to another order in the lane: naming it does not make it ours
         if self.hub.exists(lane, sidecar):
             target = self.hub.archive_target(sidecar, self.clock())
-            self.hub.archive(lane, sidecar, target)
-            bound.info("sidecar.archived", sidecar=sidecar, archive=target)
+            self._move(lane, sidecar, target, bound, "sidecar.archived", sidecar=sidecar)
 
     def _index_note(self, envelope: Envelope, bound: Any) -> None:
         self.ledger.add_note(notes.from_envelope(envelope), now=self.now())
@@ -747,12 +828,14 @@ class Daemon:
             start=self._run_command,
         )
         self.in_flight.add((where.lane, where.name))
-        self.jobs.submit(job)
+        with self.outside_batch():  # a job never runs from state a failed batch could undo
+            self.jobs.submit(job)
 
     def _before_start(self, job: Job) -> None:
         """On the main loop, just before the job's thread starts: the at-most-once point."""
         if job.kind == "execute":
-            self.ledger.advance(job.key, "executing", now=self.now())
+            with self.outside_batch():
+                self.ledger.advance(job.key, "executing", now=self.now())
             self.log.info("execution.started", id=job.key, lane=job.lane, file=job.file, target=job.target)
 
     def run_dir(self, envelope_id: str) -> Path:
@@ -796,14 +879,19 @@ class Daemon:
         )
 
     def finish_jobs(self) -> None:
-        for job in self.jobs.collect():
-            bound = self.log.bind(id=job.key, lane=job.lane, file=job.file, type=job.envelope.type)
-            self.in_flight.discard((job.lane, job.file))
-            try:
-                self._finish(job, bound)
-            except Exception:  # the loop outlives a failed reply; the next start resumes it
-                bound.exception("job.failed")
-                self.last_error = f"{job.key}: its reply failed"
+        with self.batch():
+            for job in self.jobs.collect():
+                self._finish_job(job)
+
+    def _finish_job(self, job: Job) -> None:
+        bound = self.log.bind(id=job.key, lane=job.lane, file=job.file, type=job.envelope.type)
+        self.in_flight.discard((job.lane, job.file))
+        self.batch_inputs.append((job.lane, job.file))
+        try:
+            self._finish(job, bound)
+        except Exception:  # the loop outlives a failed reply; the next start resumes it
+            bound.exception("job.failed")
+            self.last_error = f"{job.key}: its reply failed"
 
     def _finish(self, job: Job, bound: Any) -> None:
         result = job.result

@@ -11,6 +11,10 @@ Rules:
 4. Nothing is deleted: archiving links the entry into `archive/YYYY-MM-DD/` (never clobbering),
    syncs that directory, then unlinks the lane's name.
 5. slopd never writes into `authorized/`.
+6. Between `defer()` and `flush()` (group commit) a write skips its directory fsync and an
+   archive only reserves its target; `flush()` then syncs the written directories once, and
+   `complete_archives()` links every input, syncs each archive folder once, and only then
+   unlinks the inputs — the same order of effects as one at a time, with fewer flushes.
 """
 
 from __future__ import annotations
@@ -46,6 +50,16 @@ class Entry:
     def signature(self) -> tuple[int, int, int, int]:
         """What must stay equal while a file settles: inode, size, mtime, ctime."""
         return (self.stat.st_ino, self.stat.st_size, self.stat.st_mtime_ns, self.stat.st_ctime_ns)
+
+
+@dataclass(frozen=True, slots=True)
+class Archived:
+    """One move of a deferred batch: `error` is None when it was completed."""
+
+    lane: str
+    name: str
+    target: str
+    error: OSError | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,6 +105,64 @@ class Hub:
         except OSError as error:
             raise LaneError(error.errno, f"cannot open the hub {root}: {error.strerror}") from None
         self._fds: dict[str, int] = {}
+        self._deferred = False
+        self._unsynced: set[str] = set()  # lanes written since `defer()`, their fsync owed
+        self._moves: list[Archived] = []  # archives reserved since `defer()`
+        self._reserved: set[str] = set()
+
+    def defer(self) -> None:
+        """Start a batch: directory fsyncs and archive moves wait for `flush`."""
+        self._deferred = True
+
+    def flush(self) -> None:
+        """Sync every directory written in the batch (an OSError leaves the moves pending)."""
+        for lane in sorted(self._unsynced):
+            fsync_dir(self.lane_fd(lane))
+            self._unsynced.discard(lane)
+
+    def complete_archives(self) -> list[Archived]:
+        """After `flush` and the ledger commit: perform the reserved moves, end the batch."""
+        moves, self._moves = self._moves, []
+        self._reserved.clear()
+        self._deferred = False
+        done: dict[tuple[str, str], Archived] = {}
+        linked: list[Archived] = []
+        days: dict[str, int] = {}
+        try:
+            for move in moves:
+                day = move.target.removeprefix("archive/").partition("/")[0]
+                try:
+                    if day not in days:
+                        days[day] = os.open(day, _DIR_FLAGS, dir_fd=self.lane_fd("archive"))
+                    if self._link(move.lane, move.name, move.target, days[day]):
+                        linked.append(move)
+                    else:
+                        done[(move.lane, move.name)] = move  # vanished: nothing to move
+                except OSError as error:
+                    done[(move.lane, move.name)] = Archived(move.lane, move.name, move.target, error)
+            for day, fd in days.items():
+                try:
+                    fsync_dir(fd)
+                except OSError as error:  # not durable: keep every input of that day in its lane
+                    for move in [m for m in linked if m.target.startswith(f"archive/{day}/")]:
+                        linked.remove(move)
+                        done[(move.lane, move.name)] = Archived(move.lane, move.name, move.target, error)
+        finally:
+            for fd in days.values():
+                os.close(fd)
+        for move in linked:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(move.name, dir_fd=self.lane_fd(move.lane))
+            done[(move.lane, move.name)] = move
+        return [done[(move.lane, move.name)] for move in moves]
+
+    def drop_deferred(self) -> list[Archived]:
+        """End a failed batch: nothing reserved is moved; returns what was not."""
+        moves, self._moves = self._moves, []
+        self._reserved.clear()
+        self._unsynced.clear()
+        self._deferred = False
+        return moves
 
     def close(self) -> None:
         for fd in [*self._fds.values(), self._root_fd]:
@@ -169,7 +241,10 @@ class Hub:
         finally:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(temp, dir_fd=fd_dir)
-        fsync_dir(fd_dir)
+        if self._deferred:
+            self._unsynced.add(lane)
+        else:
+            fsync_dir(fd_dir)
 
     def archive_target(self, name: str, now: datetime) -> str:
         """A free path `archive/DAY/NAME` (or `NAME-2`, …) for `name`, relative to the hub."""
@@ -181,32 +256,48 @@ class Hub:
         stem, suffix = name[0] + stem, dot + suffix
         for attempt in range(1, 100_000):
             target = name if attempt == 1 else f"{stem}-{attempt}{suffix}"
-            if not self._exists(archive_fd, f"{day}/{target}"):
-                return f"archive/{day}/{target}"
+            path = f"archive/{day}/{target}"
+            if path not in self._reserved and not self._exists(archive_fd, f"{day}/{target}"):
+                return path
         raise FileExistsError(errno.EEXIST, f"no free archive name for {name}")
 
-    def archive(self, lane: str, name: str, target: str) -> None:
-        """Move `lane/name` to `target` (from `archive_target`): link, sync, then unlink."""
-        day, _, final = target.removeprefix("archive/").partition("/")
+    def archive(self, lane: str, name: str, target: str) -> bool:
+        """Move `lane/name` to `target` (from `archive_target`): link, sync, then unlink.
+
+        In a batch the move is only reserved (True); otherwise False when the file was gone.
+        """
+        if self._deferred:
+            self._moves.append(Archived(lane, name, target))
+            self._reserved.add(target)
+            return True
+        day = target.removeprefix("archive/").partition("/")[0]
         day_fd = os.open(day, _DIR_FLAGS, dir_fd=self.lane_fd("archive"))
         try:
-            lane_fd = self.lane_fd(lane)
-            try:
-                os.link(name, final, src_dir_fd=lane_fd, dst_dir_fd=day_fd, follow_symlinks=False)
-            except FileNotFoundError:
-                return
-            except FileExistsError:
-                if not self.is_archived_copy(lane, name, target):
-                    raise
-            except OSError as error:
-                if error.errno not in (errno.EPERM, errno.EXDEV, errno.EMLINK, errno.ENOTSUP):
-                    raise
-                os.rename(name, final, src_dir_fd=lane_fd, dst_dir_fd=day_fd)
+            if not self._link(lane, name, target, day_fd):
+                return False
             fsync_dir(day_fd)
         finally:
             os.close(day_fd)
         with contextlib.suppress(FileNotFoundError):
             os.unlink(name, dir_fd=self.lane_fd(lane))
+        return True
+
+    def _link(self, lane: str, name: str, target: str, day_fd: int) -> bool:
+        """Give `lane/name` its archive name too (False: it is gone); a move if links fail."""
+        final = target.rpartition("/")[2]
+        lane_fd = self.lane_fd(lane)
+        try:
+            os.link(name, final, src_dir_fd=lane_fd, dst_dir_fd=day_fd, follow_symlinks=False)
+        except FileNotFoundError:
+            return False
+        except FileExistsError:
+            if not self.is_archived_copy(lane, name, target):
+                raise
+        except OSError as error:
+            if error.errno not in (errno.EPERM, errno.EXDEV, errno.EMLINK, errno.ENOTSUP):
+                raise
+            os.rename(name, final, src_dir_fd=lane_fd, dst_dir_fd=day_fd)
+        return True
 
     @staticmethod
     def _exists(dir_fd: int, name: str) -> bool:
@@ -224,6 +315,14 @@ class Hub:
         except OSError:
             return False
         return here is not None and (here.st_ino, here.st_dev) == (there.st_ino, there.st_dev)
+
+    def path_exists(self, relative: str) -> bool:
+        """Whether a hub-relative path (as the ledger records it) names an entry."""
+        try:
+            os.stat(relative, dir_fd=self._root_fd, follow_symlinks=False)
+        except OSError:
+            return False
+        return True
 
     def exists(self, lane: str, name: str) -> bool:
         return self.lstat(lane, name) is not None

@@ -8,6 +8,8 @@ Rules:
 3. `executing` is committed with `synchronous=FULL` before the process starts, so an id
    found `executing` at start-up was interrupted and is never run again.
 4. `finished` stores the outcome, so a reply lost to a crash is rewritten, never re-run.
+5. Inside `batch()` every write joins one transaction, committed when the batch ends (group
+   commit); `executing` is never batched — the caller ends the batch before it.
 """
 
 from __future__ import annotations
@@ -92,6 +94,10 @@ def _row(values: sqlite3.Row) -> Row:
     return Row(**data)
 
 
+class BatchLost(sqlite3.OperationalError):
+    """SQLite rolled the batch's transaction back on its own (disk full, I/O error)."""
+
+
 class Ledger:
     def __init__(self, path: Path) -> None:
         self._db = sqlite3.connect(path, timeout=10.0, isolation_level=None, check_same_thread=False)
@@ -99,12 +105,44 @@ class Ledger:
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.executescript(DDL)
+        self._batched = False
+        self._batch_open = False  # a transaction was begun for the batch and must still be open
 
     def close(self) -> None:
         self._db.close()
 
+    def begin_batch(self) -> None:
+        """From now on writes join one transaction, begun at the first write."""
+        self._batched = True
+
+    def commit_batch(self) -> None:
+        """Commit what the batch wrote; BatchLost when SQLite already rolled it back."""
+        self._batched = False
+        opened, self._batch_open = self._batch_open, False
+        if self._db.in_transaction:
+            self._db.execute("COMMIT")
+        elif opened:
+            raise BatchLost("the ledger transaction was rolled back by SQLite")
+
+    def rollback_batch(self) -> None:
+        self._batched = self._batch_open = False
+        if self._db.in_transaction:
+            self._db.execute("ROLLBACK")
+
+    def _join_batch(self) -> bool:
+        """In a batch: make sure its transaction is open. False outside a batch."""
+        if not self._batched:
+            return False
+        if not self._batch_open:
+            self._db.execute("BEGIN IMMEDIATE")
+            self._batch_open = True
+        return True
+
     @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
+        if self._join_batch():
+            yield self._db
+            return
         self._db.execute("BEGIN IMMEDIATE")
         try:
             yield self._db
@@ -149,6 +187,7 @@ class Ledger:
         now: str,
     ) -> bool:
         """Record a first sighting; False if the key was already known."""
+        self._join_batch()
         cursor = self._db.execute(
             "INSERT INTO inputs (key, id, lane, file, sha256, type, sender, mode, decision,"
             " status, received_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'received', ?, ?)"
@@ -168,8 +207,12 @@ class Ledger:
     ) -> None:
         durable = status == "executing"
         if durable:
+            if self._batched or self._db.in_transaction:
+                raise RuntimeError("`executing` must be committed on its own, outside a batch")
             self._db.execute("PRAGMA synchronous=FULL")
-        try:  # one statement: its own transaction (autocommit)
+        else:
+            self._join_batch()
+        try:  # one statement: its own transaction (autocommit) unless batched
             self._db.execute(
                 "UPDATE inputs SET status = ?, updated_at = ?,"
                 " outcome = COALESCE(?, outcome), archive = COALESCE(?, archive) WHERE key = ?",
