@@ -118,6 +118,7 @@ class Daemon:
         self.intake = Intake(settle=config.settle, writer_timeout=WRITER_TIMEOUT, track_writers=False)
         self.reload: Callable[[], Config] | None = None
         self.reload_requested = False
+        self._now: tuple[datetime | None, str] = (None, "")
         self.batching = False
         self.batch_inputs: list[tuple[str, str]] = []
         self.moves: dict[tuple[str, str], tuple[Any, str, dict[str, Any]]] = {}  # what to log when moved
@@ -257,7 +258,10 @@ class Daemon:
         self.log.info("config.reloaded")
 
     def now(self) -> str:
-        return replies.timestamp(self.clock())
+        moment = self.clock()
+        if moment.replace(microsecond=0) != self._now[0]:
+            self._now = (moment.replace(microsecond=0), replies.timestamp(moment))
+        return self._now[1]
 
     def scan(self) -> None:
         """Stream the input lanes; the oldest new inputs become candidates, at most MAX_CANDIDATES.
@@ -373,8 +377,10 @@ class Daemon:
             return
         for move in self.hub.complete_archives():
             bound, event, fields = moves[(move.lane, move.name)]
-            if move.error is None:
+            if move.error is None and move.moved:
                 bound.info(event, archive=move.target, **fields)
+            elif move.error is None:
+                bound.info("envelope.vanished", reason="gone before it could be archived")
             else:
                 bound.error("archive.failed", archive=move.target, reason=str(move.error))
                 self.last_error = f"{move.lane}/{move.name}: archiving failed"
@@ -598,8 +604,7 @@ class Daemon:
             decision=label(decision),
             now=self.now(),
         )
-        bound.info("envelope.received", sha256=sha, mode=mode)
-        bound.info("envelope.routed", decision=label(decision))
+        bound.info("envelope.received", sha256=sha, mode=mode, decision=label(decision))
         self._perform(envelope, decision, where, (), bound)
 
     def _decide(

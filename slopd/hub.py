@@ -54,12 +54,14 @@ class Entry:
 
 @dataclass(frozen=True, slots=True)
 class Archived:
-    """One move of a deferred batch: `error` is None when it was completed."""
+    """One move of a deferred batch: done when `error` is None; `moved` is False when the file
+    was gone by then (renamed away or deleted), so there was nothing to move."""
 
     lane: str
     name: str
     target: str
     error: OSError | None = None
+    moved: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,10 +111,13 @@ class Hub:
         self._unsynced: set[str] = set()  # lanes written since `defer()`, their fsync owed
         self._moves: list[Archived] = []  # archives reserved since `defer()`
         self._reserved: set[str] = set()
+        self._checked: set[str] = set()  # lanes whose fd was checked in this batch
 
     def defer(self) -> None:
-        """Start a batch: directory fsyncs and archive moves wait for `flush`."""
+        """Start a batch: directory fsyncs and archive moves wait for `flush`; each lane is
+        checked once in the batch (it may be replaced meanwhile, but its fd never follows)."""
         self._deferred = True
+        self._checked.clear()
 
     def flush(self) -> None:
         """Sync every directory written in the batch (an OSError leaves the moves pending)."""
@@ -125,6 +130,7 @@ class Hub:
         moves, self._moves = self._moves, []
         self._reserved.clear()
         self._deferred = False
+        self._checked.clear()
         done: dict[tuple[str, str], Archived] = {}
         linked: list[Archived] = []
         days: dict[str, int] = {}
@@ -137,7 +143,9 @@ class Hub:
                     if self._link(move.lane, move.name, move.target, days[day]):
                         linked.append(move)
                     else:
-                        done[(move.lane, move.name)] = move  # vanished: nothing to move
+                        done[(move.lane, move.name)] = Archived(
+                            move.lane, move.name, move.target, moved=False
+                        )
                 except OSError as error:
                     done[(move.lane, move.name)] = Archived(move.lane, move.name, move.target, error)
             for day, fd in days.items():
@@ -162,15 +170,19 @@ class Hub:
         self._reserved.clear()
         self._unsynced.clear()
         self._deferred = False
+        self._checked.clear()
         return moves
 
     def close(self) -> None:
         for fd in [*self._fds.values(), self._root_fd]:
             os.close(fd)
         self._fds.clear()
+        self._checked.clear()
 
     def lane_fd(self, lane: str) -> int:
         """The fd of `lane`, reopened if the directory was replaced; a symlinked lane is refused."""
+        if lane in self._checked:
+            return self._fds[lane]
         try:
             current = os.stat(lane, dir_fd=self._root_fd, follow_symlinks=False)
         except OSError as error:
@@ -181,10 +193,14 @@ class Hub:
         if fd is not None:
             held = os.fstat(fd)
             if (held.st_dev, held.st_ino) == (current.st_dev, current.st_ino):
+                if self._deferred:
+                    self._checked.add(lane)
                 return fd
             os.close(fd)
         fd = os.open(lane, _DIR_FLAGS, dir_fd=self._root_fd)
         self._fds[lane] = fd
+        if self._deferred:
+            self._checked.add(lane)
         return fd
 
     def scan(self, lane: str) -> list[Entry]:

@@ -8,14 +8,18 @@ import subprocess
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
+from slopd import log
 from tests.conftest import HubDir, envelope_text, wait_for
 
-LIFE = ["envelope.received", "envelope.routed", "reply.written", "envelope.archived"]
+LIFE = ["envelope.received", "reply.written", "envelope.archived"]
 
 
 def _records(data: bytes) -> list[dict[str, Any]]:
@@ -111,7 +115,7 @@ def test_every_line_is_json_and_envelope_lines_carry_id_and_lane(hub: HubDir) ->
 
 
 def test_one_envelope_life_is_traceable_by_id_in_order(hub: HubDir) -> None:
-    """Filtering the log by one id gives received → routed → reply.written → archived, in that order."""
+    """Filtering the log by one id gives received (with its decision) → reply.written → archived."""
     hub.drop("other.md", envelope_text(id="noise-before", type="handshake"))
     hub.drop("ask.md", envelope_text(id="traced-ask", type="query"))
     hub.drop("later.md", envelope_text(id="noise-after", type="handshake"))
@@ -119,6 +123,8 @@ def test_one_envelope_life_is_traceable_by_id_in_order(hub: HubDir) -> None:
     mine = [record for record in _log(hub) if record.get("id") == "traced-ask"]
     events = [record["event"] for record in mine]
     assert [event for event in events if event in LIFE] == LIFE
+    received = next(record for record in mine if record["event"] == "envelope.received")
+    assert received["decision"] == "discuss"
     written = next(record for record in mine if record["event"] == "reply.written")
     assert written["reply"] == "traced-ask.result"
     archived = next(record for record in mine if record["event"] == "envelope.archived")
@@ -203,3 +209,21 @@ def test_log_file_option_writes_there_instead(tmp_path: Path, hub: HubDir) -> No
     )
     assert shown.returncode == 0, shown.stderr
     assert "envelope.received" in shown.stdout
+
+
+@pytest.mark.parametrize(
+    "moment", [0.0, 0.5, 59.999999, 1_780_000_000.25, 1_780_000_000.000001, 4_102_444_799.75]
+)
+def test_timestamps_are_iso_utc_with_microseconds(moment: float) -> None:
+    """The log's own timestamp formatter (cached per second) agrees with datetime, second after second."""
+    expected = datetime.fromtimestamp(moment, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    assert log.timestamp(moment) == expected
+    assert log.timestamp(moment + 1) == datetime.fromtimestamp(moment + 1, UTC).strftime(
+        "%Y-%m-%dT%H:%M:%S.%fZ"
+    )
+    assert log.timestamp(moment) == expected, "the cached second is replaced, not reused"
+
+
+@given(st.floats(min_value=0, max_value=4_102_444_799, allow_nan=False))
+def test_timestamps_match_datetime_for_any_moment(moment: float) -> None:
+    assert log.timestamp(moment) == datetime.fromtimestamp(moment, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")

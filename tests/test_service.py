@@ -153,11 +153,7 @@ def in_process(hub: HubDir, config_text: str) -> Iterator[Daemon]:
         if daemon.watcher is not None:
             for name in ("watchdog.observers.inotify_c", "watchdog.observers.inotify"):
                 logging.getLogger(name).removeHandler(daemon.watcher._alarm)
-        sink = log.get().bind()._logger._sink  # the log file slopd keeps open: close it
-        with sink.lock:
-            if sink.file is not None:
-                sink.file.close()
-                sink.file = None
+        log.close()  # the log file slopd keeps open
         structlog.reset_defaults()
     assert not alive, "Daemon.run did not return after stop"
 

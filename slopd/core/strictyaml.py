@@ -14,6 +14,7 @@ Rules:
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterator
 from typing import Any
@@ -159,10 +160,14 @@ def _quote(text: str) -> str:
     return '"' + "".join(out) + '"'
 
 
+@functools.lru_cache(maxsize=512)  # keys and most values repeat from reply to reply
 def _scalar(text: str) -> str:
     """Plain when every YAML reader takes it as this very string, else double-quoted."""
-    resolved = _RESOLVER.resolve(yaml.ScalarNode, text, (True, False))  # type: ignore[no-untyped-call]
-    plain = _PLAIN.fullmatch(text) and not _NOT_PLAIN.search(text) and resolved == _STR_TAG
+    plain = (
+        _PLAIN.fullmatch(text)
+        and not _NOT_PLAIN.search(text)
+        and _RESOLVER.resolve(yaml.ScalarNode, text, (True, False)) == _STR_TAG  # type: ignore[no-untyped-call]
+    )
     return text if plain else _quote(text)
 
 
