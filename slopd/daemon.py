@@ -11,9 +11,10 @@ Rules:
    the next scan.
 4. At start, an id left `executing` is answered `interrupted, not retried`; everything else
    unfinished is resumed from its ledger status.
-5. Inputs are handled in batches of up to BATCH (group commit): their replies are written at
-   once, but the ledger commit, the directory fsyncs and the moves into `archive/` happen once
-   per batch, in the order above. A job never starts from an uncommitted batch.
+5. Due inputs are handled in batches of up to BATCH (group commit): the replies' fsyncs
+   overlap the next inputs' work, and the ledger commit, the directory fsyncs and the moves
+   into `archive/` happen once per batch, in the order above. A job never starts from an
+   uncommitted batch; finished jobs are answered one at a time.
 """
 
 from __future__ import annotations
@@ -331,36 +332,48 @@ class Daemon:
         self.intake.hinted(("authorized", order), Hint.ARRIVED, signature, now=time.monotonic())
 
     def process_due(self) -> None:
-        """Handle every candidate whose wait is over and that has not changed meanwhile."""
+        """Handle every candidate whose wait is over and that has not changed meanwhile.
+
+        In batches (rule 5); the inputs of a batch that failed as a whole are redone one by one,
+        so an input that cannot be answered never holds back the others.
+        """
         due = self.intake.due(time.monotonic())
         for start in range(0, len(due), BATCH):
-            with self.batch():
-                for lane, name in due[start : start + BATCH]:
-                    status = self.hub.lstat(lane, name)
-                    signature = Entry(name, status).signature if status is not None else None
-                    if self.intake.confirm((lane, name), signature, now=time.monotonic()):
-                        assert status is not None
-                        self.batch_inputs.append((lane, name))
-                        self.handle(lane, Entry(name, status))
+            undone = self._batch(due[start : start + BATCH], confirm=True)
+            if len(undone) > 1:
+                for where in undone:
+                    self._batch([where], confirm=False)
 
     # -- group commit --------------------------------------------------------------------
 
-    @contextmanager
-    def batch(self) -> Iterator[None]:
-        """Group the durable effects of the inputs handled inside; see rule 5."""
+    def _batch(self, inputs: list[tuple[str, str]], *, confirm: bool) -> list[tuple[str, str]]:
+        """Handle `inputs` as one batch; returns those whose effects a failed commit undid."""
         self._begin_batch()
         try:
-            yield
+            for lane, name in inputs:
+                status = self.hub.lstat(lane, name)
+                if confirm:
+                    signature = Entry(name, status).signature if status is not None else None
+                    if not self.intake.confirm((lane, name), signature, now=time.monotonic()):
+                        continue
+                elif status is None or (lane, name) in self.in_flight:
+                    continue
+                assert status is not None
+                self.batch_inputs.append((lane, name))
+                self.handle(lane, Entry(name, status))
         finally:
-            self._end_batch()
+            undone = self._end_batch()
+        return undone
 
     def _begin_batch(self) -> None:
         self.batching = True
         self.ledger.begin_batch()
         self.hub.defer()
 
-    def _end_batch(self) -> None:
-        """Sync the replies' directories, commit the ledger, then move the inputs to `archive/`."""
+    def _end_batch(self) -> list[tuple[str, str]]:
+        """Sync the replies and their directories, commit the ledger, then move the inputs to
+        `archive/`. When the sync or the commit fails, nothing is committed or moved, and the
+        inputs handled since the batch began are returned (and retried at the next scan)."""
         self.batching = False
         inputs, self.batch_inputs = self.batch_inputs, []
         moves, self.moves = self.moves, {}
@@ -372,9 +385,9 @@ class Daemon:
             self.hub.drop_deferred()
             for where in inputs:
                 self.intake.failed(where)  # nothing of theirs is committed: the next scan redoes them
-            self.log.error("batch.failed", reason=str(error), inputs=len(inputs), action="retried next scan")
+            self.log.error("batch.failed", reason=str(error), inputs=len(inputs), action="retried")
             self.last_error = f"a batch of {len(inputs)} inputs failed: {error}"
-            return
+            return inputs
         for move in self.hub.complete_archives():
             bound, event, fields = moves[(move.lane, move.name)]
             if move.error is None and move.moved:
@@ -385,6 +398,7 @@ class Daemon:
                 bound.error("archive.failed", archive=move.target, reason=str(move.error))
                 self.last_error = f"{move.lane}/{move.name}: archiving failed"
                 self.intake.failed((move.lane, move.name))
+        return []
 
     @contextmanager
     def outside_batch(self) -> Iterator[None]:
@@ -884,19 +898,15 @@ class Daemon:
         )
 
     def finish_jobs(self) -> None:
-        with self.batch():
-            for job in self.jobs.collect():
-                self._finish_job(job)
-
-    def _finish_job(self, job: Job) -> None:
-        bound = self.log.bind(id=job.key, lane=job.lane, file=job.file, type=job.envelope.type)
-        self.in_flight.discard((job.lane, job.file))
-        self.batch_inputs.append((job.lane, job.file))
-        try:
-            self._finish(job, bound)
-        except Exception:  # the loop outlives a failed reply; the next start resumes it
-            bound.exception("job.failed")
-            self.last_error = f"{job.key}: its reply failed"
+        """Answer finished jobs one at a time, not batched: an outcome is committed at once."""
+        for job in self.jobs.collect():
+            bound = self.log.bind(id=job.key, lane=job.lane, file=job.file, type=job.envelope.type)
+            self.in_flight.discard((job.lane, job.file))
+            try:
+                self._finish(job, bound)
+            except Exception:  # the loop outlives a failed reply; the next start resumes it
+                bound.exception("job.failed")
+                self.last_error = f"{job.key}: its reply failed"
 
     def _finish(self, job: Job, bound: Any) -> None:
         result = job.result

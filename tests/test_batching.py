@@ -94,6 +94,27 @@ def test_an_archive_committed_but_never_linked_is_finished_not_called_a_duplicat
         assert db.execute("SELECT count(*) FROM duplicates").fetchone()[0] == 0
 
 
+def test_one_input_that_cannot_be_answered_does_not_hold_back_its_batch(hub: HubDir) -> None:
+    """A directory squats on one reply's name, so that reply's rename fails and with it the
+    batch's commit; the batch is redone one input at a time and only that input is left."""
+    ids = [f"neighbour-{index}" for index in range(5)]
+    for envelope_id in [*ids, "squatted"]:
+        hub.drop(f"{envelope_id}.md", envelope_text(id=envelope_id))
+    (hub.root / "outbox" / "squatted.result.md").mkdir()
+
+    hub.run_once()
+
+    assert hub.lane("inbox") == ["squatted.md"]
+    assert hub.archived() == sorted(f"{envelope_id}.md" for envelope_id in ids)
+    assert sorted(hub.outbox()) == sorted(f"{envelope_id}.result.md" for envelope_id in ids)
+    failures = [r for r in hub.log_records() if r["event"] == "batch.failed"]
+    assert [r["inputs"] for r in failures] == [6, 1]
+    rows = ledger_rows(hub)
+    assert "squatted" not in rows, "nothing of the failed input is committed"
+    assert all(rows[envelope_id][0] == "done" for envelope_id in ids)
+    assert not [p for p in (hub.root / "outbox").iterdir() if p.name.startswith(".slopd-tmp-")]
+
+
 # -- the hub's deferred moves ---------------------------------------------------------------
 
 
@@ -115,10 +136,11 @@ def test_a_deferred_archive_leaves_the_input_in_its_lane_until_completed(lanes: 
     target = hub.archive_target("a.md", NOW)
     assert hub.archive("inbox", "a.md", target)
 
-    assert (lanes / "outbox" / "a.result.md").read_bytes() == b"reply", "a reply is visible at once"
     assert (lanes / "inbox" / "a.md").exists()
     assert not (lanes / target).exists()
     hub.flush()
+    assert (lanes / "outbox" / "a.result.md").read_bytes() == b"reply", "written once flushed"
+    assert (lanes / "inbox" / "a.md").exists(), "still in its lane until the ledger is committed"
     moves = hub.complete_archives()
 
     assert [(m.lane, m.name, m.target, m.error, m.moved) for m in moves] == [
@@ -166,6 +188,30 @@ def test_a_move_that_cannot_complete_is_reported_and_keeps_its_input(lanes: Path
     assert (lanes / taken).read_bytes() == b"someone else's"
     assert vanished.error is None
     assert not vanished.moved
+
+
+def test_the_same_name_written_twice_in_a_batch_keeps_the_later_content(lanes: Path) -> None:
+    hub = Hub(lanes)
+    hub.defer()
+    for version in range(20):
+        hub.write("outbox", "INDEX.md", f"version {version}".encode())
+    hub.flush()
+    hub.complete_archives()
+    assert (lanes / "outbox" / "INDEX.md").read_bytes() == b"version 19"
+    assert os.listdir(lanes / "outbox") == ["INDEX.md"], "no temp file is left"
+
+
+def test_a_write_that_fails_on_its_sync_thread_fails_the_flush_and_leaves_no_temp(lanes: Path) -> None:
+    (lanes / "outbox" / "taken.result.md").mkdir()  # renaming a file over a directory fails
+    hub = Hub(lanes)
+    hub.defer()
+    hub.write("outbox", "fine.result.md", b"fine")
+    hub.write("outbox", "taken.result.md", b"lost")
+    with pytest.raises(IsADirectoryError):
+        hub.flush()
+    assert sorted(os.listdir(lanes / "outbox")) == ["fine.result.md", "taken.result.md"]
+    assert (lanes / "outbox" / "taken.result.md").is_dir()
+    assert hub.drop_deferred() == []
 
 
 def test_a_dropped_batch_moves_nothing(lanes: Path) -> None:
