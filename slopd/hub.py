@@ -11,30 +11,32 @@ Rules:
 4. Nothing is deleted: archiving links the entry into `archive/YYYY-MM-DD/` (never clobbering),
    syncs that directory, then unlinks the lane's name.
 5. slopd never writes into `authorized/`.
-6. Between `defer()` and `flush()` (group commit) a write's fsync and rename run on a sync
-   thread and its directory fsync waits, and an archive only reserves its target; `flush()`
-   waits for the writes and syncs the written directories once, and
-   `complete_archives()` links every input, syncs each archive folder once, and only then
-   unlinks the inputs — the same order of effects as one at a time, with fewer flushes.
+6. Between `defer()` and `flush()` (group commit) a write is only staged as its temp file and
+   an archive only reserves its target; `flush()` makes the staged files durable together
+   (one syncfs on Linux, then a now cheap fsync each), names them and syncs the written
+   directories once; `complete_archives()` links every input, syncs each archive folder once,
+   and only then unlinks the inputs — the same order of effects as one at a time, with fewer
+   flushes.
 """
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import errno
 import os
 import secrets
 import stat
-from collections.abc import Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
+import sys
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import cast
 
 LANES = ("inbox", "authorized", "outbox", "archive", "assets", "notes")
 INPUT_LANES = ("inbox", "authorized")
 TEMP_PREFIX = ".slopd-tmp-"
-SYNC_THREADS = 4  # fsyncs in flight at once in a batch: they wait on the disk, not the CPU
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 _CREATE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -79,24 +81,67 @@ class Unreadable:
     stat: os.stat_result | None
 
 
-def _commit(fd: int, fd_dir: int, temp: str, name: str, replace: bool) -> None:
-    """Make a written temp file durable (fsync, close), then give it its name."""
+def _load_syncfs() -> Callable[[int], int] | None:
+    """Linux's syncfs(2) through libc, or None where there is none."""
+    if not sys.platform.startswith("linux"):
+        return None
     try:
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        if replace:
-            os.replace(temp, name, src_dir_fd=fd_dir, dst_dir_fd=fd_dir)
-        else:
-            os.link(temp, name, src_dir_fd=fd_dir, dst_dir_fd=fd_dir, follow_symlinks=False)
+        function = ctypes.CDLL(None, use_errno=True).syncfs
+    except (OSError, AttributeError):
+        return None
+    function.argtypes, function.restype = [ctypes.c_int], ctypes.c_int
+    return cast("Callable[[int], int]", function)
+
+
+_syncfs = _load_syncfs()
+
+
+@dataclass(frozen=True, slots=True)
+class _Staged:
+    """A written temp file, still open, waiting to be made durable and named."""
+
+    fd: int
+    fd_dir: int
+    temp: str
+    name: str
+
+    def discard(self) -> None:
+        with contextlib.suppress(OSError):
+            os.close(self.fd)
+        with contextlib.suppress(OSError):
+            os.unlink(self.temp, dir_fd=self.fd_dir)
+
+
+def _commit_all(staged: list[_Staged], *, replace: bool = True) -> None:
+    """Make written temp files durable, then give each its name, in order.
+
+    Several at once are flushed by one syncfs(2), one pass of the disk's cache instead of
+    one per file; each is still fsynced after it, which is then cheap (its data is already
+    on disk) and reports a write error of that very file, whatever the kernel's syncfs says.
+    """
+    try:
+        if len(staged) > 1 and _syncfs is not None and _syncfs(staged[0].fd) != 0:
+            error = ctypes.get_errno()
+            raise OSError(error, f"syncfs: {os.strerror(error)}")
+        for index, file in enumerate(staged):
+            os.fsync(file.fd)
+            os.close(file.fd)
+            staged[index] = _Staged(-1, file.fd_dir, file.temp, file.name)  # closed
+            if replace:
+                os.replace(file.temp, file.name, src_dir_fd=file.fd_dir, dst_dir_fd=file.fd_dir)
+            else:
+                os.link(
+                    file.temp,
+                    file.name,
+                    src_dir_fd=file.fd_dir,
+                    dst_dir_fd=file.fd_dir,
+                    follow_symlinks=False,
+                )
+                os.unlink(file.temp, dir_fd=file.fd_dir)
     except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(temp, dir_fd=fd_dir)
+        for file in staged:
+            file.discard()  # what was named is gone from under its temp name: nothing happens
         raise
-    if not replace:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(temp, dir_fd=fd_dir)
 
 
 def describe(mode: int) -> str:
@@ -135,8 +180,7 @@ class Hub:
         self._moves: list[Archived] = []  # archives reserved since `defer()`
         self._reserved: set[str] = set()
         self._checked: set[str] = set()  # lanes whose fd was checked in this batch
-        self._writes: dict[tuple[str, str], Future[None]] = {}  # the batch's writes being synced
-        self._pool: ThreadPoolExecutor | None = None
+        self._staged: list[_Staged] = []  # the batch's written temp files, named at `flush`
 
     def defer(self) -> None:
         """Start a batch: directory fsyncs and archive moves wait for `flush`; each lane is
@@ -145,9 +189,13 @@ class Hub:
         self._checked.clear()
 
     def flush(self) -> None:
-        """Finish the batch's writes and sync every directory written in it (an OSError leaves
-        the moves pending: the caller drops the batch)."""
-        self._wait_for_writes()
+        """Make the batch's writes durable, name them, and sync every directory written in it.
+
+        An OSError leaves the moves pending (the caller then drops the batch); the files named
+        before the failure stay, which is harmless: replies are rewritten, identically, on retry.
+        """
+        staged, self._staged = self._staged, []
+        _commit_all(staged)
         for lane in sorted(self._unsynced):
             fsync_dir(self.lane_fd(lane))
             self._unsynced.discard(lane)
@@ -193,8 +241,9 @@ class Hub:
 
     def drop_deferred(self) -> list[Archived]:
         """End a failed batch: nothing reserved is moved; returns what was not."""
-        with contextlib.suppress(OSError):
-            self._wait_for_writes()
+        staged, self._staged = self._staged, []
+        for temp in staged:
+            temp.discard()
         moves, self._moves = self._moves, []
         self._reserved.clear()
         self._unsynced.clear()
@@ -203,9 +252,6 @@ class Hub:
         return moves
 
     def close(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(wait=True)
-            self._pool = None
         for fd in [*self._fds.values(), self._root_fd]:
             os.close(fd)
         self._fds.clear()
@@ -270,47 +316,30 @@ class Hub:
     def write(self, lane: str, name: str, data: bytes, *, replace: bool = True) -> None:
         """Write `lane/name` atomically and durably; with `replace=False` never clobber.
 
-        In a batch the file's fsync and rename run on a sync thread, overlapping the next
-        input's work; `flush` waits for them (and raises the first failure).
+        In a batch the written temp file is only staged: `flush` makes every staged file
+        durable at once, then names them (a reply appears when its batch is flushed).
         """
         if lane == "authorized":
             raise PermissionError(errno.EPERM, "slopd never writes into authorized/")
         fd_dir = self.lane_fd(lane)
         temp = f"{TEMP_PREFIX}{secrets.token_hex(6)}-{name}"[:255]
-        fd = os.open(temp, _CREATE_FLAGS, 0o644, dir_fd=fd_dir)
+        staged = _Staged(os.open(temp, _CREATE_FLAGS, 0o644, dir_fd=fd_dir), fd_dir, temp, name)
         try:
             view = memoryview(data)
             while view:
-                view = view[os.write(fd, view) :]
+                view = view[os.write(staged.fd, view) :]
         except BaseException:
-            os.close(fd)
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(temp, dir_fd=fd_dir)
+            staged.discard()
             raise
         if self._deferred and replace:
-            earlier = self._writes.pop((lane, name), None)
-            if earlier is not None:
-                earlier.result()  # the same name twice in a batch: the later content must win
-            self._writes[(lane, name)] = self._sync_pool().submit(_commit, fd, fd_dir, temp, name, replace)
+            self._staged.append(staged)
             self._unsynced.add(lane)
             return
-        _commit(fd, fd_dir, temp, name, replace)
+        _commit_all([staged], replace=replace)
         if self._deferred:
             self._unsynced.add(lane)
         else:
             fsync_dir(fd_dir)
-
-    def _sync_pool(self) -> ThreadPoolExecutor:
-        if self._pool is None:
-            self._pool = ThreadPoolExecutor(max_workers=SYNC_THREADS, thread_name_prefix="slopd-sync")
-        return self._pool
-
-    def _wait_for_writes(self) -> None:
-        """Wait for every write of the batch; raise the first that failed."""
-        writes, self._writes = self._writes, {}
-        failures = [error for future in writes.values() if (error := future.exception()) is not None]
-        if failures:
-            raise failures[0]
 
     def archive_target(self, name: str, now: datetime) -> str:
         """A free path `archive/DAY/NAME` (or `NAME-2`, …) for `name`, relative to the hub."""
