@@ -1,12 +1,12 @@
 """Strict YAML for front matter: a mapping of plain data, nothing implicit, nothing dangerous.
 
 Rules:
-1. A streaming pre-scan runs first and never builds a tree, so no nesting depth can crash the
-   process (PyYAML's C composer recurses in C and segfaults on deep input). It rejects anchors,
-   aliases, explicit tags, more than one document, nesting deeper than the limit and too many
-   events.
-2. The mapping is built from those same checked events, iteratively, resolving nothing but
-   null: `on`, `no`, `0755`, `12:30` and timestamps all stay the exact strings written.
+1. The value is built from libyaml's event stream in one iterative pass, never by PyYAML's
+   composer (which recurses in C and segfaults on deep input). Each event is checked before it
+   is used: anchors, aliases, explicit tags, more than one document, nesting deeper than the
+   limit and too many events are refused.
+2. Nothing is resolved but null: `on`, `no`, `0755`, `12:30` and timestamps all stay the exact
+   strings written.
 3. Mapping keys are strings and appear once; the document is a mapping.
 
 `load` raises only `StrictYAMLError`.
@@ -27,95 +27,92 @@ _BaseLoader: type[Any] = _CLoader if _CLoader is not None else yaml.SafeLoader
 MAX_EVENTS = 10_000
 _NULL = re.compile(r"(?:~|null|Null|NULL|)")
 _MISSING = object()
+_COLLECTION_STARTS = (yaml.MappingStartEvent, yaml.SequenceStartEvent)
+_COLLECTION_ENDS = (yaml.MappingEndEvent, yaml.SequenceEndEvent)
 
 
 class StrictYAMLError(ValueError):
     """The text is not a strict YAML mapping; the message says why."""
 
 
-def _check(event: yaml.Event, count: int, depth: int, documents: int, max_depth: int) -> None:
-    if count > MAX_EVENTS:
-        raise StrictYAMLError(f"more than {MAX_EVENTS} YAML events")
-    if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None):
-        raise StrictYAMLError("anchors and aliases are not allowed")
-    tag = getattr(event, "tag", None)
-    if tag not in (None, "!"):
-        raise StrictYAMLError(f"explicit tag {tag!r} is not allowed")
-    if documents > 1:
-        raise StrictYAMLError("more than one YAML document")
-    if depth > max_depth:
-        raise StrictYAMLError(f"nesting deeper than {max_depth} levels")
+def _build(events: Iterator[Any], max_depth: int) -> Any:
+    """The value of the checked event stream, built in one pass, iteratively (rules 1-3).
 
-
-def _events(text: str, max_depth: int) -> Iterator[yaml.Event]:
-    """The event stream, checked as it goes; it never builds a tree on its own."""
+    Dispatching on the event's exact type keeps this loop cheap: it runs for every input.
+    """
+    root: Any = _MISSING
+    stack: list[list[Any]] = []  # [container, pending mapping key]
     depth = documents = 0
-    try:
-        for count, event in enumerate(yaml.parse(text, Loader=_BaseLoader), start=1):
-            if isinstance(event, yaml.DocumentStartEvent):
-                documents += 1
-            elif isinstance(event, yaml.CollectionStartEvent):
+    for count, event in enumerate(events, start=1):
+        if count > MAX_EVENTS:
+            raise StrictYAMLError(f"more than {MAX_EVENTS} YAML events")
+        kind = type(event)
+        if kind is yaml.ScalarEvent or kind in _COLLECTION_STARTS:
+            if event.anchor:
+                raise StrictYAMLError("anchors and aliases are not allowed")
+            if event.tag not in (None, "!"):
+                raise StrictYAMLError(f"explicit tag {event.tag!r} is not allowed")
+            if kind is yaml.ScalarEvent:
+                plain = not event.style and event.implicit[0]  # the C parser says '' for plain
+                value = None if plain and _NULL.fullmatch(event.value) else event.value
+            else:
                 depth += 1
-            elif isinstance(event, yaml.CollectionEndEvent):
-                depth -= 1
-            _check(event, count, depth, documents, max_depth)
-            yield event
-    except yaml.MarkedYAMLError as error:
-        mark = error.problem_mark
-        where = f"line {mark.line + 1}: " if mark is not None else ""
-        raise StrictYAMLError(f"{where}{error.problem or error.context}") from None
-    except (yaml.YAMLError, ValueError, RecursionError) as error:
-        if isinstance(error, StrictYAMLError):
-            raise
-        raise StrictYAMLError(f"invalid YAML: {type(error).__name__}") from None
+                if depth > max_depth:
+                    raise StrictYAMLError(f"nesting deeper than {max_depth} levels")
+                value = {} if kind is yaml.MappingStartEvent else []
+        elif kind in _COLLECTION_ENDS:
+            depth -= 1
+            stack.pop()
+            continue
+        elif kind is yaml.AliasEvent:
+            raise StrictYAMLError("anchors and aliases are not allowed")
+        else:
+            if kind is yaml.DocumentStartEvent:
+                documents += 1
+                if documents > 1:
+                    raise StrictYAMLError("more than one YAML document")
+            continue
+        if not stack:
+            root = value
+        else:
+            frame = stack[-1]
+            container = frame[0]
+            if type(container) is list:
+                container.append(value)
+            elif frame[1] is _MISSING:
+                if not isinstance(value, str):
+                    raise StrictYAMLError(f"line {_line(event)}: keys must be strings")
+                if value in container:
+                    raise StrictYAMLError(f"line {_line(event)}: duplicate key {value!r}")
+                frame[1] = value
+            else:
+                container[frame[1]] = value
+                frame[1] = _MISSING
+        if kind is not yaml.ScalarEvent:
+            stack.append([value, _MISSING])
+    return root
 
 
-def prescan(text: str, *, max_depth: int) -> None:
-    """Check the event stream without building anything."""
-    for _event in _events(text, max_depth):
-        pass
+def _line(event: Any) -> int:
+    return event.start_mark.line + 1 if event.start_mark is not None else 0
 
 
 def load(text: str, *, max_depth: int) -> dict[str, Any]:
     """Parse `text` as one YAML mapping of plain strings, nulls, lists and mappings.
 
-    Built in one pass over the checked events, iteratively: only plain `null`, `~` or nothing
-    becomes None; every other scalar is the exact string written.
+    Only plain `null`, `~` or nothing becomes None; every other scalar is the exact string
+    written.
     """
-    root: Any = _MISSING
-    stack: list[list[Any]] = []  # [container, pending mapping key]
-
-    def add(value: Any, event: yaml.Event) -> None:
-        nonlocal root
-        if not stack:
-            root = value
-            return
-        frame = stack[-1]
-        container = frame[0]
-        if isinstance(container, list):
-            container.append(value)
-        elif frame[1] is _MISSING:
-            mark = event.start_mark
-            line = mark.line + 1 if mark is not None else 0
-            if not isinstance(value, str):
-                raise StrictYAMLError(f"line {line}: keys must be strings")
-            if value in container:
-                raise StrictYAMLError(f"line {line}: duplicate key {value!r}")
-            frame[1] = value
-        else:
-            container[frame[1]] = value
-            frame[1] = _MISSING
-
-    for event in _events(text, max_depth):
-        if isinstance(event, yaml.ScalarEvent):
-            plain = not event.style and event.implicit[0]  # the C parser says '' for plain
-            add(None if plain and _NULL.fullmatch(event.value) else event.value, event)
-        elif isinstance(event, yaml.MappingStartEvent | yaml.SequenceStartEvent):
-            container: Any = {} if isinstance(event, yaml.MappingStartEvent) else []
-            add(container, event)
-            stack.append([container, _MISSING])
-        elif isinstance(event, yaml.CollectionEndEvent):
-            stack.pop()
+    try:
+        root = _build(yaml.parse(text, Loader=_BaseLoader), max_depth)
+    except StrictYAMLError:
+        raise
+    except yaml.MarkedYAMLError as error:
+        mark = error.problem_mark
+        where = f"line {mark.line + 1}: " if mark is not None else ""
+        raise StrictYAMLError(f"{where}{error.problem or error.context}") from None
+    except (yaml.YAMLError, ValueError, RecursionError) as error:
+        raise StrictYAMLError(f"invalid YAML: {type(error).__name__}") from None
     if not isinstance(root, dict):
         kind = "empty" if root is _MISSING or root is None else type(root).__name__
         raise StrictYAMLError(f"must be a mapping of keys to values, not {kind}")

@@ -15,23 +15,26 @@ _HEADING = re.compile(r"#{1,6}\s+(.*)")
 _PENDING = re.compile(r"#{1,6}\s+what[’']?s pending\s*", re.IGNORECASE)
 _ITEM = re.compile(r"\s*[-*+]\s+(?:\[[ xX]\]\s+)?(.*)")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+_PARAGRAPH_BREAK = re.compile(r"\n\s*\n")
 MAX_SENTENCES_CHARS = 600
 MAX_PENDING_ITEMS = 20
 
 
 def title(body: str) -> str:
     """The first heading's text, else the first non-empty line, else an empty string."""
-    lines = [line.strip() for line in body.splitlines() if line.strip()]
-    for line in lines:
+    first = ""
+    for raw in body.splitlines():
+        line = raw.strip()
         heading = _HEADING.fullmatch(line)
         if heading:
             return heading.group(1).strip()
-    return lines[0] if lines else ""
+        first = first or line
+    return first
 
 
 def first_sentences(body: str, count: int = 2) -> str:
     """The first `count` sentences of the first paragraph that is prose (not a heading or list)."""
-    for paragraph in re.split(r"\n\s*\n", body):
+    for paragraph in _PARAGRAPH_BREAK.split(body):
         lines = [line.strip() for line in paragraph.splitlines() if line.strip()]
         prose = [line for line in lines if not _HEADING.fullmatch(line) and not _ITEM.fullmatch(line)]
         if prose:

@@ -5,11 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from slopd.core.strictyaml import MAX_EVENTS, StrictYAMLError, dump, load, prescan
+from slopd.core.strictyaml import MAX_EVENTS, StrictYAMLError, dump, load
 
 
 def strict(text: str, max_depth: int = 32) -> dict[str, Any]:
@@ -185,11 +184,6 @@ def test_invalid_escape_is_a_strict_yaml_error() -> None:
     assert refused('a: b\nc: "\\ud800"\n').startswith("line 2:")
 
 
-def test_prescan_accepts_plain_mappings_silently() -> None:
-    """`prescan` returns nothing for a plain document and builds no value."""
-    assert prescan("a: [b, {c: d}]\n", max_depth=3) is None  # type: ignore[func-returns-value]
-
-
 @pytest.mark.parametrize(
     ("text", "needle"),
     [
@@ -200,23 +194,16 @@ def test_prescan_accepts_plain_mappings_silently() -> None:
         ("a: [[b]]\n", "nesting deeper than 2"),
     ],
 )
-def test_prescan_refuses_directly(text: str, needle: str) -> None:
-    """`prescan` on its own refuses anchors, aliases, tags, extra documents and depth."""
+def test_each_event_is_checked_before_it_is_used(text: str, needle: str) -> None:
+    """Anchors, aliases, tags, extra documents and depth are refused, whatever follows them."""
     with pytest.raises(StrictYAMLError, match=needle):
-        prescan(text, max_depth=2)
+        load(text, max_depth=2)
 
 
-def test_prescan_does_not_check_what_load_checks() -> None:
-    """Duplicate keys and non-mapping documents pass the event prescan; `load` catches them."""
-    prescan("a: 1\na: 2\n", max_depth=32)
-    prescan("- a\n", max_depth=32)
-    assert "duplicate" in refused("a: 1\na: 2\n")
-
-
-def test_prescan_of_200k_deep_brackets_raises_instead_of_crashing() -> None:
-    """The streaming prescan stops a 200,000-deep document with an exception, never a segfault."""
-    with pytest.raises((StrictYAMLError, yaml.YAMLError)):
-        prescan("[" * 200_000, max_depth=32)
+def test_200k_deep_brackets_raise_instead_of_crashing() -> None:
+    """The one streaming pass stops a 200,000-deep document with an exception, never a segfault."""
+    with pytest.raises(StrictYAMLError):
+        load("[" * 200_000, max_depth=32)
 
 
 @settings(deadline=None, max_examples=300, suppress_health_check=[HealthCheck.too_slow])
