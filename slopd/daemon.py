@@ -120,7 +120,7 @@ class Daemon:
         self.reload: Callable[[], Config] | None = None
         self.reload_requested = False
         self._now: tuple[datetime | None, str] = (None, "")
-        self.batching = False
+        self.batching = self.staging = False
         self.batch_inputs: list[tuple[str, str]] = []
         self.moves: dict[tuple[str, str], tuple[Any, str, dict[str, Any]]] = {}  # what to log when moved
 
@@ -348,7 +348,7 @@ class Daemon:
 
     def _batch(self, inputs: list[tuple[str, str]], *, confirm: bool) -> list[tuple[str, str]]:
         """Handle `inputs` as one batch; returns those whose effects a failed commit undid."""
-        self._begin_batch()
+        self._begin_batch(stage=len(inputs) > 1)
         try:
             for lane, name in inputs:
                 status = self.hub.lstat(lane, name)
@@ -365,10 +365,10 @@ class Daemon:
             undone = self._end_batch()
         return undone
 
-    def _begin_batch(self) -> None:
-        self.batching = True
+    def _begin_batch(self, *, stage: bool) -> None:
+        self.batching, self.staging = True, stage
         self.ledger.begin_batch()
-        self.hub.defer()
+        self.hub.defer(stage=stage)
 
     def _end_batch(self) -> list[tuple[str, str]]:
         """Sync the replies and their directories, commit the ledger, then move the inputs to
@@ -410,7 +410,7 @@ class Daemon:
         try:
             yield
         finally:
-            self._begin_batch()
+            self._begin_batch(stage=self.staging)
 
     def _move(self, lane: str, name: str, target: str, bound: Any, event: str, **fields: Any) -> None:
         """Archive `lane/name` to `target` and log `event` — once it is done (end of the batch)."""

@@ -175,17 +175,21 @@ class Hub:
         except OSError as error:
             raise LaneError(error.errno, f"cannot open the hub {root}: {error.strerror}") from None
         self._fds: dict[str, int] = {}
-        self._deferred = False
+        self._deferred = self._stage = False
         self._unsynced: set[str] = set()  # lanes written since `defer()`, their fsync owed
         self._moves: list[Archived] = []  # archives reserved since `defer()`
         self._reserved: set[str] = set()
         self._checked: set[str] = set()  # lanes whose fd was checked in this batch
         self._staged: list[_Staged] = []  # the batch's written temp files, named at `flush`
 
-    def defer(self) -> None:
+    def defer(self, *, stage: bool = True) -> None:
         """Start a batch: directory fsyncs and archive moves wait for `flush`; each lane is
-        checked once in the batch (it may be replaced meanwhile, but its fd never follows)."""
-        self._deferred = True
+        checked once in the batch (it may be replaced meanwhile, but its fd never follows).
+
+        With `stage`, written files wait for `flush` too, to be made durable together; without
+        it (a batch of one, where nothing is gained) each is durable and named at once.
+        """
+        self._deferred, self._stage = True, stage
         self._checked.clear()
 
     def flush(self) -> None:
@@ -331,7 +335,7 @@ class Hub:
         except BaseException:
             staged.discard()
             raise
-        if self._deferred and replace:
+        if self._deferred and self._stage and replace:
             self._staged.append(staged)
             self._unsynced.add(lane)
             return

@@ -107,10 +107,12 @@ def test_one_input_that_cannot_be_answered_does_not_hold_back_its_batch(hub: Hub
     assert hub.lane("inbox") == ["squatted.md"]
     assert hub.archived() == sorted(f"{envelope_id}.md" for envelope_id in ids)
     assert sorted(hub.outbox()) == sorted(f"{envelope_id}.result.md" for envelope_id in ids)
-    failures = [r for r in hub.log_records() if r["event"] == "batch.failed"]
-    assert [r["inputs"] for r in failures] == [6, 1]
+    records = hub.log_records()
+    assert [r["inputs"] for r in records if r["event"] == "batch.failed"] == [6]
+    (alone,) = [r for r in records if r["event"] == "envelope.failed"]  # redone alone: fails alone
+    assert alone["file"] == "squatted.md"
     rows = ledger_rows(hub)
-    assert "squatted" not in rows, "nothing of the failed input is committed"
+    assert rows["squatted"] == ("received", None), "seen, never answered nor archived: resumed next time"
     assert all(rows[envelope_id][0] == "done" for envelope_id in ids)
     assert not [p for p in (hub.root / "outbox").iterdir() if p.name.startswith(".slopd-tmp-")]
 
@@ -149,6 +151,17 @@ def test_a_deferred_archive_leaves_the_input_in_its_lane_until_completed(lanes: 
     assert not (lanes / "inbox" / "a.md").exists()
     assert (lanes / target).read_bytes() == b"a"
     assert os.stat(lanes / target).st_nlink == 1
+
+
+def test_a_batch_without_staging_names_each_write_at_once(lanes: Path) -> None:
+    """A batch of one gains nothing from waiting: its reply is durable and named at once."""
+    hub = Hub(lanes)
+    hub.defer(stage=False)
+    hub.write("outbox", "now.result.md", b"now")
+    assert (lanes / "outbox" / "now.result.md").read_bytes() == b"now"
+    hub.flush()
+    assert hub.complete_archives() == []
+    assert os.listdir(lanes / "outbox") == ["now.result.md"]
 
 
 def test_reserved_targets_are_not_handed_out_twice_and_end_with_the_batch(lanes: Path) -> None:
