@@ -20,7 +20,6 @@ Rules:
 from __future__ import annotations
 
 import hashlib
-import heapq
 import queue
 import shutil
 import sqlite3
@@ -57,7 +56,7 @@ from slopd.core.routing import (
 from slopd.executor import RunResult
 from slopd.gate import Gate, Hold
 from slopd.hub import INPUT_LANES, Contents, Entry, Hub, Unreadable, has_files, read_file
-from slopd.intake import Intake
+from slopd.intake import Intake, Oldest
 from slopd.jobs import Job, JobPool
 from slopd.ledger import Ledger, Row
 from slopd.notifier import Notifier
@@ -273,9 +272,7 @@ class Daemon:
         self.backlog = False
         self.intake.scan_started()
         now, wall = time.monotonic(), time.time()
-        room = max(MAX_CANDIDATES - len(self.intake), 0)
-        newest_first: list[tuple[int, str, str]] = []  # a heap keeping the `room` oldest
-        found: dict[tuple[str, str], Entry] = {}
+        oldest: Oldest[Entry] = Oldest(max(MAX_CANDIDATES - len(self.intake), 0))
         sidecars: list[tuple[str, Entry]] = []
         seen: set[tuple[str, str]] = set()  # tracked names still present
         for lane in INPUT_LANES:
@@ -289,12 +286,7 @@ class Daemon:
                     kind = classify(entry.name, lane=lane)
                     if kind in (Kind.INPUT, Kind.BAD_NAME):
                         if not self.intake.has(where):
-                            found[where] = entry
-                            heapq.heappush(newest_first, (-entry.stat.st_mtime_ns, lane, entry.name))
-                            if len(newest_first) > room:
-                                _, dropped_lane, dropped = heapq.heappop(newest_first)
-                                del found[(dropped_lane, dropped)]
-                                self.backlog = True
+                            oldest.offer(where, entry.stat.st_mtime_ns, entry)
                         continue
                     if kind is Kind.SIDECAR:
                         sidecars.append((lane, entry))
@@ -306,7 +298,8 @@ class Daemon:
             except OSError as error:
                 self.log.error("lane.unreadable", lane=lane, reason=str(error))
                 self.last_error = f"{lane}/ unreadable"
-        for where, entry in sorted(found.items(), key=lambda item: item[1].stat.st_mtime_ns):
+        self.backlog = oldest.overflowed
+        for where, entry in oldest.sorted():
             self.intake.scanned(where, entry.signature, age=wall - entry.stat.st_mtime, now=now)
             seen.add(where)
         for lane, entry in sidecars:

@@ -16,13 +16,44 @@ Rules:
 
 from __future__ import annotations
 
+import heapq
 from dataclasses import dataclass
+from typing import Generic, TypeVar
 
 from slopd.watcher import Hint
 
 FRESH_RENAME = 0.25  # seconds between a file's last write and its rename that still mean "just written"
 Where = tuple[str, str]
 Signature = tuple[int, int, int, int]
+T = TypeVar("T")
+
+
+class Oldest(Generic[T]):
+    """The `room` oldest items offered (by mtime, then lane and name), in memory for `room` only."""
+
+    def __init__(self, room: int) -> None:
+        self.room = room
+        self.overflowed = False  # something offered was left out: there is more to take later
+        self._newest_first: list[tuple[int, str, str]] = []  # a heap whose top is the newest kept
+        self._items: dict[Where, tuple[int, T]] = {}
+
+    def offer(self, where: Where, mtime_ns: int, item: T) -> None:
+        key = (-mtime_ns, *where)
+        if len(self._newest_first) < self.room:
+            heapq.heappush(self._newest_first, key)
+        elif self._newest_first and key > self._newest_first[0]:  # older than the newest kept
+            _, lane, name = heapq.heapreplace(self._newest_first, key)
+            del self._items[(lane, name)]
+            self.overflowed = True
+        else:
+            self.overflowed = True
+            return
+        self._items[where] = (mtime_ns, item)
+
+    def sorted(self) -> list[tuple[Where, T]]:
+        """What was kept, oldest first."""
+        ordered = sorted(self._items.items(), key=lambda pair: (pair[1][0], pair[0]))
+        return [(where, item) for where, (_, item) in ordered]
 
 
 @dataclass

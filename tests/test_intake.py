@@ -12,7 +12,7 @@ import math
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from slopd.intake import Intake
+from slopd.intake import Intake, Oldest, Where
 from slopd.watcher import Hint
 
 W = ("inbox", "a.md")
@@ -291,3 +291,22 @@ def test_next_deadline_is_the_earliest_wait() -> None:
     assert intake.next_deadline() == 111.0
     assert intake.confirm(ORDER, sig(ino=9), now=111.0)
     assert intake.next_deadline() == 112.0
+
+
+@given(
+    st.dictionaries(
+        st.tuples(st.sampled_from(["inbox", "authorized"]), st.text(min_size=1, max_size=6)),
+        st.integers(min_value=0, max_value=50),
+        max_size=60,
+    ),
+    st.integers(min_value=0, max_value=70),
+)
+def test_oldest_keeps_exactly_the_room_oldest_in_order(mtimes: dict[Where, int], room: int) -> None:
+    """Whatever order entries come in, the `room` oldest (ties by lane and name) are kept."""
+    oldest: Oldest[str] = Oldest(room)
+    for where, mtime in mtimes.items():
+        oldest.offer(where, mtime, f"item {where}")
+    expected = sorted(mtimes, key=lambda where: (mtimes[where], where))[:room]
+    assert [where for where, _ in oldest.sorted()] == expected
+    assert [item for _, item in oldest.sorted()] == [f"item {where}" for where in expected]
+    assert oldest.overflowed == (len(mtimes) > room)
