@@ -51,6 +51,7 @@ from common import (
     envelope,
     machine_line,
     percentiles,
+    precompile,
     render_table,
     scratch,
     spread,
@@ -1059,6 +1060,7 @@ def main() -> int:
     if unknown:
         parser.error(f"unknown workloads: {', '.join(unknown)}")
 
+    precompile()
     signer = Signer()
     ctx = Context(settings, signer, {c.name: c(signer) for c in (Slopd, Floor, Peer)})
     print(f"# machine: {machine_line()}")

@@ -30,7 +30,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from common import SLOPD, envelope
+from common import SLOPD, envelope, precompile
 from compare import Signer, Slopd
 
 
@@ -44,6 +44,7 @@ def main() -> None:
     parser.add_argument("--py-spy", action="store_true", help="sample with py-spy instead of cProfile")
     args = parser.parse_args()
 
+    precompile()
     signer = Signer()
     lab = Slopd(signer).lab()
     if args.orders:

@@ -72,6 +72,10 @@ BATCH = 100  # inputs per group commit
 Runner = Callable[..., RunResult]
 
 
+class BatchCommitError(RuntimeError):
+    """An open batch could not be committed before something that needed it committed."""
+
+
 @dataclass(frozen=True, slots=True)
 class Where:
     """An input file: its lane, its name, and the inode that was read (None: not read now)."""
@@ -395,12 +399,18 @@ class Daemon:
 
     @contextmanager
     def outside_batch(self) -> Iterator[None]:
-        """Commit an open batch first: what runs inside must build on committed state."""
+        """Commit an open batch first: what runs inside must build on committed state.
+
+        BatchCommitError (and the body does not run) when that commit failed: then even the
+        caller's own ledger rows were rolled back, and nothing may start from them.
+        """
         if not self.batching:
             yield
             return
-        self._end_batch()
+        undone = self._end_batch()
         try:
+            if undone:
+                raise BatchCommitError(f"the batch could not be committed ({len(undone)} inputs to redo)")
             yield
         finally:
             self._begin_batch(stage=self.staging)
@@ -839,8 +849,8 @@ class Daemon:
             inode=where.inode or 0,
             start=self._run_command,
         )
-        self.in_flight.add((where.lane, where.name))
         with self.outside_batch():  # a job never runs from state a failed batch could undo
+            self.in_flight.add((where.lane, where.name))
             self.jobs.submit(job)
 
     def _before_start(self, job: Job) -> None:

@@ -207,9 +207,14 @@ class Hub:
     def complete_archives(self) -> list[Archived]:
         """After `flush` and the ledger commit: perform the reserved moves, end the batch."""
         moves, self._moves = self._moves, []
-        self._reserved.clear()
-        self._deferred = False
-        self._checked.clear()
+        try:
+            return self._move_all(moves)
+        finally:
+            self._reserved.clear()
+            self._deferred = False
+            self._checked.clear()
+
+    def _move_all(self, moves: list[Archived]) -> list[Archived]:
         done: dict[tuple[str, str], Archived] = {}
         linked: list[Archived] = []
         days: dict[str, int] = {}

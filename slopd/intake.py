@@ -29,21 +29,24 @@ T = TypeVar("T")
 
 
 class Oldest(Generic[T]):
-    """The `room` oldest items offered (by mtime, then lane and name), in memory for `room` only."""
+    """The `room` oldest items offered, in memory for `room` only; of items with the same mtime
+    the first offered is kept."""
 
     def __init__(self, room: int) -> None:
         self.room = room
         self.overflowed = False  # something offered was left out: there is more to take later
-        self._newest_first: list[tuple[int, str, str]] = []  # a heap whose top is the newest kept
+        self._newest_first: list[tuple[int, int, Where]] = []  # a heap: its top is the newest kept
         self._items: dict[Where, tuple[int, T]] = {}
+        self._offered = 0
 
     def offer(self, where: Where, mtime_ns: int, item: T) -> None:
-        key = (-mtime_ns, *where)
+        self._offered += 1
+        key = (-mtime_ns, -self._offered, where)  # the count is unique: `where` is never compared
         if len(self._newest_first) < self.room:
             heapq.heappush(self._newest_first, key)
         elif self._newest_first and key > self._newest_first[0]:  # older than the newest kept
-            _, lane, name = heapq.heapreplace(self._newest_first, key)
-            del self._items[(lane, name)]
+            dropped = heapq.heapreplace(self._newest_first, key)[2]
+            del self._items[dropped]
             self.overflowed = True
         else:
             self.overflowed = True

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -115,6 +116,33 @@ def test_one_input_that_cannot_be_answered_does_not_hold_back_its_batch(hub: Hub
     assert rows["squatted"] == ("received", None), "seen, never answered nor archived: resumed next time"
     assert all(rows[envelope_id][0] == "done" for envelope_id in ids)
     assert not [p for p in (hub.root / "outbox").iterdir() if p.name.startswith(".slopd-tmp-")]
+
+
+def test_a_job_never_starts_when_its_batch_cannot_be_committed(hub: HubDir, tmp_path: Path) -> None:
+    """The instigate's `received` row is in a batch whose commit fails (another input's reply
+    cannot be named): the executor must not run from a row that was rolled back, or it could
+    run twice. Once the obstacle is gone, it runs exactly once."""
+    runs = tmp_path / "runs.log"
+    hub.write_config(f'[executor]\ncommand = ["sh", "-c", "echo ran >> {runs}"]\ntimeout = 30\n')
+    hub.drop("squatted.md", envelope_text(id="squatted"))
+    later = time.time() - 2  # dropped after the handoff: handled after it in the same batch
+    instigate = hub.drop("work.md", envelope_text(id="work-1", type="instigate"))
+    os.utime(instigate, (later, later))
+    (hub.root / "outbox" / "squatted.result.md").mkdir()
+
+    hub.run_once()
+
+    assert not runs.exists(), "the executor ran from an uncommitted batch"
+    assert sorted(hub.lane("inbox")) == ["squatted.md", "work.md"]
+    assert "work-1" not in ledger_rows(hub)
+    assert [r for r in hub.log_records() if r["event"] == "envelope.failed" and r["file"] == "work.md"]
+
+    (hub.root / "outbox" / "squatted.result.md").rmdir()
+    hub.run_once()
+
+    assert runs.read_text() == "ran\n"
+    assert hub.lane("inbox") == []
+    assert {"squatted.result.md", "work-1.ack.md", "work-1.result.md"} <= set(hub.outbox())
 
 
 # -- the hub's deferred moves ---------------------------------------------------------------

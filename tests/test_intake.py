@@ -302,11 +302,12 @@ def test_next_deadline_is_the_earliest_wait() -> None:
     st.integers(min_value=0, max_value=70),
 )
 def test_oldest_keeps_exactly_the_room_oldest_in_order(mtimes: dict[Where, int], room: int) -> None:
-    """Whatever order entries come in, the `room` oldest (ties by lane and name) are kept."""
+    """The `room` oldest are kept (of equal mtimes, the first offered), handed out oldest first."""
     oldest: Oldest[str] = Oldest(room)
     for where, mtime in mtimes.items():
         oldest.offer(where, mtime, f"item {where}")
-    expected = sorted(mtimes, key=lambda where: (mtimes[where], where))[:room]
+    kept = sorted(mtimes, key=lambda where: mtimes[where])[:room]  # a stable sort: offer order
+    expected = sorted(kept, key=lambda where: (mtimes[where], where))
     assert [where for where, _ in oldest.sorted()] == expected
     assert [item for _, item in oldest.sorted()] == [f"item {where}" for where in expected]
     assert oldest.overflowed == (len(mtimes) > room)
