@@ -11,10 +11,10 @@ Rules:
    the next scan.
 4. At start, an id left `executing` is answered `interrupted, not retried`; everything else
    unfinished is resumed from its ledger status.
-5. Due inputs are handled in batches of up to BATCH (group commit): the replies' fsyncs
-   overlap the next inputs' work, and the ledger commit, the directory fsyncs and the moves
-   into `archive/` happen once per batch, in the order above. A job never starts from an
-   uncommitted batch; finished jobs are answered one at a time.
+5. Due inputs are handled in batches of up to BATCH (group commit): the replies are made
+   durable together, and the ledger commit, the directory fsyncs and the moves into
+   `archive/` happen once per batch, in the order above (docs/design.md). A job never starts
+   from an uncommitted batch; finished jobs are answered one at a time.
 """
 
 from __future__ import annotations
