@@ -22,17 +22,16 @@ from __future__ import annotations
 import hashlib
 import queue
 import shutil
-import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from slopd import executor, log
+from slopd.batch import GroupCommit
 from slopd.config import Command, Config, load_trust
 from slopd.core import notes, replies, sshsig, summary
 from slopd.core.envelope import Envelope, EnvelopeError, parse, render, to_json
@@ -70,10 +69,6 @@ WRITER_TIMEOUT = 30.0
 MAX_CANDIDATES = 1000  # a backlog is taken in slices, so memory does not grow with it
 BATCH = 100  # inputs per group commit
 Runner = Callable[..., RunResult]
-
-
-class BatchCommitError(RuntimeError):
-    """An open batch could not be committed before something that needed it committed."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,9 +118,7 @@ class Daemon:
         self.reload: Callable[[], Config] | None = None
         self.reload_requested = False
         self._now: tuple[datetime | None, str] = (None, "")
-        self.batching = self.staging = False
-        self.batch_inputs: list[tuple[str, str]] = []
-        self.moves: dict[tuple[str, str], tuple[Any, str, dict[str, Any]]] = {}  # what to log when moved
+        self.commits = GroupCommit(hub, ledger, self.log, self._failed)
 
     # -- the loop ------------------------------------------------------------------------
 
@@ -345,7 +338,7 @@ class Daemon:
 
     def _batch(self, inputs: list[tuple[str, str]], *, confirm: bool) -> list[tuple[str, str]]:
         """Handle `inputs` as one batch; returns those whose effects a failed commit undid."""
-        self._begin_batch(stage=len(inputs) > 1)
+        self.commits.begin(stage=len(inputs) > 1)
         try:
             for lane, name in inputs:
                 status = self.hub.lstat(lane, name)
@@ -356,72 +349,16 @@ class Daemon:
                 elif status is None or (lane, name) in self.in_flight:
                     continue
                 assert status is not None
-                self.batch_inputs.append((lane, name))
+                self.commits.inputs.append((lane, name))
                 self.handle(lane, Entry(name, status))
         finally:
-            undone = self._end_batch()
+            undone = self.commits.end()
         return undone
 
-    def _begin_batch(self, *, stage: bool) -> None:
-        self.batching, self.staging = True, stage
-        self.ledger.begin_batch()
-        self.hub.defer(stage=stage)
-
-    def _end_batch(self) -> list[tuple[str, str]]:
-        """Sync the replies and their directories, commit the ledger, then move the inputs to
-        `archive/`. When the sync or the commit fails, nothing is committed or moved, and the
-        inputs handled since the batch began are returned (and retried at the next scan)."""
-        self.batching = False
-        inputs, self.batch_inputs = self.batch_inputs, []
-        moves, self.moves = self.moves, {}
-        try:
-            self.hub.flush()
-            self.ledger.commit_batch()
-        except (OSError, sqlite3.Error) as error:
-            self.ledger.rollback_batch()
-            self.hub.drop_deferred()
-            for where in inputs:
-                self.intake.failed(where)  # nothing of theirs is committed: the next scan redoes them
-            self.log.error("batch.failed", reason=str(error), inputs=len(inputs), action="retried")
-            self.last_error = f"a batch of {len(inputs)} inputs failed: {error}"
-            return inputs
-        for move in self.hub.complete_archives():
-            bound, event, fields = moves[(move.lane, move.name)]
-            if move.error is None and move.moved:
-                bound.info(event, archive=move.target, **fields)
-            elif move.error is None:
-                bound.info("envelope.vanished", reason="gone before it could be archived")
-            else:
-                bound.error("archive.failed", archive=move.target, reason=str(move.error))
-                self.last_error = f"{move.lane}/{move.name}: archiving failed"
-                self.intake.failed((move.lane, move.name))
-        return []
-
-    @contextmanager
-    def outside_batch(self) -> Iterator[None]:
-        """Commit an open batch first: what runs inside must build on committed state.
-
-        BatchCommitError (and the body does not run) when that commit failed: then even the
-        caller's own ledger rows were rolled back, and nothing may start from them.
-        """
-        if not self.batching:
-            yield
-            return
-        undone = self._end_batch()
-        try:
-            if undone:
-                raise BatchCommitError(f"the batch could not be committed ({len(undone)} inputs to redo)")
-            yield
-        finally:
-            self._begin_batch(stage=self.staging)
-
-    def _move(self, lane: str, name: str, target: str, bound: Any, event: str, **fields: Any) -> None:
-        """Archive `lane/name` to `target` and log `event` — once it is done (end of the batch)."""
-        if self.batching:
-            self.moves[(lane, name)] = (bound, event, fields)
-            self.hub.archive(lane, name, target)
-        elif self.hub.archive(lane, name, target):
-            bound.info(event, archive=target, **fields)
+    def _failed(self, where: tuple[str, str], reason: str) -> None:
+        """An input the batch could not finish: it stays in its lane for the next scan."""
+        self.intake.failed(where)
+        self.last_error = reason
 
     # -- one input -----------------------------------------------------------------------
 
@@ -477,7 +414,7 @@ class Daemon:
             return
         if self._belongs_to_archived_order(where, order):
             target = self.hub.archive_target(where.name, self.clock())
-            self._move(
+            self.commits.move(
                 where.lane, where.name, target, bound, "sidecar.archived", sidecar=where.name, resumed=True
             )
             self.gate.forget(where.name)
@@ -499,7 +436,7 @@ class Daemon:
             folder = archived.rpartition("/")[0]
             for name in [where.name, *(f"{stem}-{n}{suffix}" for n in range(2, 10))]:
                 if self.hub.is_archived_copy(where.lane, where.name, f"{folder}/{name}"):
-                    self._move(
+                    self.commits.move(
                         where.lane,
                         where.name,
                         f"{folder}/{name}",
@@ -531,7 +468,7 @@ class Daemon:
         signature, which the crash may have left behind too)."""
         for target in self.ledger.archive_paths(where.lane, where.name):
             if self.hub.is_archived_copy(where.lane, where.name, target):
-                self._move(where.lane, where.name, target, bound, "envelope.archived", resumed=True)
+                self.commits.move(where.lane, where.name, target, bound, "envelope.archived", resumed=True)
                 self._archive_sidecar(where, None, bound)
                 return True
         return False
@@ -595,7 +532,9 @@ class Daemon:
                 self._resume(row, where, entry, envelope, data, bound)
             elif same and row.status == "done" and row.archive and not self.hub.path_exists(row.archive):
                 # Committed as archived, but the move was cut short before its link: finish it.
-                self._move(where.lane, where.name, row.archive, bound, "envelope.archived", resumed=True)
+                self.commits.move(
+                    where.lane, where.name, row.archive, bound, "envelope.archived", resumed=True
+                )
                 self._archive_sidecar(where, envelope, bound)
             else:
                 self.gate.forget(where.name)
@@ -650,7 +589,7 @@ class Daemon:
         self.ledger.add_duplicate(
             id=envelope.id, lane=where.lane, file=where.name, sha256=sha, archive=target, now=self.now()
         )
-        self._move(where.lane, where.name, target, bound, "envelope.duplicate")
+        self.commits.move(where.lane, where.name, target, bound, "envelope.duplicate")
         self._archive_sidecar(where, envelope, bound)
 
     def _resume(
@@ -797,7 +736,7 @@ class Daemon:
             else:
                 target = self.hub.archive_target(where.name, self.clock())
                 self.ledger.advance(key, "done", now=self.now(), archive=target)
-                self._move(where.lane, where.name, target, bound, "envelope.archived")
+                self.commits.move(where.lane, where.name, target, bound, "envelope.archived")
                 archived = True
         self._archive_sidecar(where, envelope, bound)
         return archived
@@ -815,7 +754,7 @@ class Daemon:
             return  # it belongs to another order in the lane: naming it does not make it ours
         if self.hub.exists(lane, sidecar):
             target = self.hub.archive_target(sidecar, self.clock())
-            self._move(lane, sidecar, target, bound, "sidecar.archived", sidecar=sidecar)
+            self.commits.move(lane, sidecar, target, bound, "sidecar.archived", sidecar=sidecar)
 
     def _index_note(self, envelope: Envelope, bound: Any) -> None:
         self.ledger.add_note(notes.from_envelope(envelope), now=self.now())
@@ -849,14 +788,14 @@ class Daemon:
             inode=where.inode or 0,
             start=self._run_command,
         )
-        with self.outside_batch():  # a job never runs from state a failed batch could undo
+        with self.commits.outside():  # a job never runs from state a failed batch could undo
             self.in_flight.add((where.lane, where.name))
             self.jobs.submit(job)
 
     def _before_start(self, job: Job) -> None:
         """On the main loop, just before the job's thread starts: the at-most-once point."""
         if job.kind == "execute":
-            with self.outside_batch():
+            with self.commits.outside():
                 self.ledger.advance(job.key, "executing", now=self.now())
             self.log.info("execution.started", id=job.key, lane=job.lane, file=job.file, target=job.target)
 
