@@ -54,7 +54,7 @@ from slopd.core.routing import (
 )
 from slopd.executor import RunResult
 from slopd.gate import Gate, Hold
-from slopd.hub import INPUT_LANES, Contents, Entry, Hub, Unreadable, has_files, read_file
+from slopd.hub import INPUT_LANES, Contents, Entry, Hub, Unreadable, has_files, read_file, signature
 from slopd.intake import Intake, Oldest
 from slopd.jobs import Job, JobPool
 from slopd.ledger import Ledger, Row
@@ -222,8 +222,7 @@ class Daemon:
             if (lane, name) in self.in_flight or kind not in (Kind.INPUT, Kind.BAD_NAME):
                 continue
             status = self.hub.lstat(lane, name)
-            signature = Entry(name, status).signature if status is not None else None
-            self.intake.hinted((lane, name), hint, signature, now=time.monotonic(), wall=time.time())
+            self.intake.hinted((lane, name), hint, signature(status), now=time.monotonic(), wall=time.time())
 
     def _reload(self) -> None:
         """SIGHUP: take the new config, or keep the old one and say which key is wrong."""
@@ -255,9 +254,9 @@ class Daemon:
         self.log.info("config.reloaded")
 
     def now(self) -> str:
-        moment = self.clock()
-        if moment.replace(microsecond=0) != self._now[0]:
-            self._now = (moment.replace(microsecond=0), replies.timestamp(moment))
+        second = self.clock().replace(microsecond=0)
+        if second != self._now[0]:
+            self._now = (second, replies.timestamp(second))
         return self._now[1]
 
     def scan(self) -> None:
@@ -318,8 +317,7 @@ class Daemon:
         if order is None:
             return
         status = self.hub.lstat("authorized", order)
-        signature = Entry(order, status).signature if status is not None else None
-        self.intake.hinted(("authorized", order), Hint.ARRIVED, signature, now=time.monotonic())
+        self.intake.hinted(("authorized", order), Hint.ARRIVED, signature(status), now=time.monotonic())
 
     def process_due(self) -> None:
         """Handle every candidate whose wait is over and that has not changed meanwhile.
@@ -343,8 +341,7 @@ class Daemon:
             for lane, name in inputs:
                 status = self.hub.lstat(lane, name)
                 if confirm:
-                    signature = Entry(name, status).signature if status is not None else None
-                    if not self.intake.confirm((lane, name), signature, now=time.monotonic()):
+                    if not self.intake.confirm((lane, name), signature(status), now=time.monotonic()):
                         continue
                 elif status is None or (lane, name) in self.in_flight:
                     continue
@@ -451,13 +448,13 @@ class Daemon:
 
     def _belongs_to_archived_order(self, where: Where, order: str) -> bool:
         """Whether this signature signs the exact bytes of an order already archived under `order`."""
-        signature = self.hub.read(where.lane, where.name, sshsig.MAX_SIGNATURE_BYTES)
-        if not isinstance(signature, Contents):
+        sidecar = self.hub.read(where.lane, where.name, sshsig.MAX_SIGNATURE_BYTES)
+        if not isinstance(sidecar, Contents):
             return False
         for archived in self.ledger.archive_paths(where.lane, order):
             message = read_file(self.hub.root / archived, self.config.max_envelope_bytes)
             if isinstance(message, Contents) and isinstance(
-                sshsig.verify(message.data, signature.data, namespace=self.config.auth.namespace),
+                sshsig.verify(message.data, sidecar.data, namespace=self.config.auth.namespace),
                 sshsig.Verified,
             ):
                 return True

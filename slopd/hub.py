@@ -57,6 +57,11 @@ class Entry:
         return (self.stat.st_ino, self.stat.st_size, self.stat.st_mtime_ns, self.stat.st_ctime_ns)
 
 
+def signature(status: os.stat_result | None) -> tuple[int, int, int, int] | None:
+    """`Entry.signature` of an lstat, or None for a file that is gone."""
+    return None if status is None else Entry("", status).signature
+
+
 @dataclass(frozen=True, slots=True)
 class Archived:
     """One move of a deferred batch: done when `error` is None; `moved` is False when the file

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -153,6 +155,26 @@ def fixture_hub(tmp_path: Path) -> HubDir:
     result = made.slopd("init", str(root))
     assert result.returncode == 0, result.stderr
     return made
+
+
+def stop_daemon(
+    process: subprocess.Popen[str], drains: list[threading.Thread], sig: int = signal.SIGTERM
+) -> int:
+    """Stop a background `slopd run` (`sig`, then kill after 30 s), join its output drains,
+    close its pipes; returns its exit code."""
+    if process.poll() is None:
+        process.send_signal(sig)
+    try:
+        code = process.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        code = process.wait()
+    for drain in drains:
+        drain.join(timeout=10)
+    for stream in (process.stdout, process.stderr):
+        if stream is not None:
+            stream.close()
+    return code
 
 
 def wait_for(condition: Callable[[], Any], timeout: float = 20.0, interval: float = 0.05) -> Any:

@@ -19,7 +19,6 @@ import hashlib
 import json
 import os
 import re
-import signal
 import socket
 import sqlite3
 import stat
@@ -40,7 +39,7 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from cryptography.hazmat.primitives.serialization import load_ssh_private_key
 
-from tests.conftest import HubDir, body_of, front_matter, wait_for
+from tests.conftest import HubDir, body_of, front_matter, stop_daemon, wait_for
 
 SSH_KEYGEN = "/usr/bin/ssh-keygen"
 ALICE = "alice@example.com"
@@ -392,19 +391,7 @@ class Background:
         return self.process.poll() is None
 
     def stop(self) -> int:
-        if self.alive():
-            self.process.send_signal(signal.SIGTERM)
-        try:
-            code = self.process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            code = self.process.wait()
-        for drain in self.drains:
-            drain.join(timeout=10)
-        for stream in (self.process.stdout, self.process.stderr):
-            if stream is not None:
-                stream.close()
-        return code
+        return stop_daemon(self.process, self.drains)
 
 
 @contextlib.contextmanager

@@ -17,7 +17,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import signal
 import sqlite3
 import subprocess
 import sys
@@ -30,7 +29,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import HubDir, envelope_text, front_matter
+from tests.conftest import HubDir, envelope_text, front_matter, stop_daemon
 
 pytestmark = pytest.mark.slow
 
@@ -107,19 +106,7 @@ class Daemon:
             time.sleep(0.05)
 
     def stop(self) -> int:
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-        try:
-            code = self.process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            code = self.process.wait()
-        for drain in self.drains:
-            drain.join(timeout=10)
-        for stream in (self.process.stdout, self.process.stderr):
-            if stream is not None:
-                stream.close()
-        return code
+        return stop_daemon(self.process, self.drains)
 
 
 @pytest.fixture(name="journal")

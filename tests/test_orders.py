@@ -29,7 +29,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import SLOPD, HubDir, body_of, front_matter, wait_for
+from tests.conftest import SLOPD, HubDir, body_of, front_matter, stop_daemon, wait_for
 
 SSH_KEYGEN = "/usr/bin/ssh-keygen"
 ALICE = "alice@example.com"
@@ -329,8 +329,8 @@ class Daemon:
     def __init__(self, hub: HubDir) -> None:
         before = len(events(hub, "watcher.started"))
         self.process = hub.start()
-        self.streams = [s for s in (self.process.stdout, self.process.stderr) if s is not None]
-        self.drains = [threading.Thread(target=s.read, daemon=True) for s in self.streams]
+        streams = [s for s in (self.process.stdout, self.process.stderr) if s is not None]
+        self.drains = [threading.Thread(target=s.read, daemon=True) for s in streams]
         for drain in self.drains:
             drain.start()
 
@@ -342,18 +342,7 @@ class Daemon:
         wait_for(up)
 
     def stop(self, sig: int = signal.SIGTERM) -> int:
-        if self.process.poll() is None:
-            self.process.send_signal(sig)
-        try:
-            code = self.process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            code = self.process.wait()
-        for drain in self.drains:
-            drain.join(timeout=10)
-        for stream in self.streams:
-            stream.close()
-        return code
+        return stop_daemon(self.process, self.drains, sig)
 
 
 @contextlib.contextmanager
