@@ -565,41 +565,40 @@ def link_many(directory: Path, count: int, prefix: str) -> None:
 
 def prefill_slopd(lab: Lab, count: int) -> None:
     from slopd.core import replies  # noqa: PLC0415
-    from slopd.ledger import Ledger  # noqa: PLC0415
+    from slopd.core.lifecycle import Status  # noqa: PLC0415
+    from slopd.shell.ledger import Ledger  # noqa: PLC0415
 
     lab.state.mkdir(parents=True, exist_ok=True)
     day = datetime.now(UTC).strftime("%Y-%m-%d")
     ledger = Ledger(lab.state / "ledger.sqlite3")
     now = replies.timestamp(datetime.now(UTC))
-    db = ledger._db  # one transaction per 20,000 rows, through the Ledger's own statements
-    for start in range(0, count, 20_000):
-        db.execute("BEGIN")
-        reply_rows = []
-        for index in range(start, min(start + 20_000, count)):
-            key = f"20260101t000000z-prefill-{index:07d}"
-            name = f"{key}.md"
-            ledger.insert(
-                key=key,
-                id=key,
-                lane="inbox",
-                file=name,
-                sha256="0" * 64,
-                type="handoff",
-                sender="bench",
-                mode="discuss",
-                decision="discuss",
-                now=now,
-            )
-            ledger.advance(key, "done", now=now, archive=f"archive/{day}/{name}")
-            reply_rows.append((f"{key}.result", key, "result", "discuss", f"outbox/{key}.result.md", now))
-        db.executemany(
-            "UPDATE inputs SET replies = ? || '.result' WHERE key = ?", [(r[1], r[1]) for r in reply_rows]
-        )
-        db.executemany(
-            "INSERT INTO replies (id, in_reply_to, type, class, path, written_at) VALUES (?, ?, ?, ?, ?, ?)",
-            reply_rows,
-        )
-        db.execute("COMMIT")
+    for start in range(0, count, 20_000):  # one unit of writes per 20,000 rows, the daemon's own statements
+        with ledger.writing() as writes:
+            for index in range(start, min(start + 20_000, count)):
+                key = f"20260101t000000z-prefill-{index:07d}"
+                name = f"{key}.md"
+                writes.insert(
+                    key=key,
+                    id=key,
+                    lane="inbox",
+                    file=name,
+                    sha256="0" * 64,
+                    type="handoff",
+                    sender="bench",
+                    mode="discuss",
+                    decision="discuss",
+                    now=now,
+                )
+                writes.add_reply(
+                    key,
+                    reply_id=f"{key}.result",
+                    in_reply_to=key,
+                    type="result",
+                    reply_class="ping",
+                    path=f"outbox/{key}.result.md",
+                    now=now,
+                )
+                writes.advance(key, Status.DONE, now=now, archive=f"archive/{day}/{name}")
     ledger.close()
     link_many(lab.lane("archive") / day, count, "prefill")
 

@@ -9,14 +9,22 @@ from __future__ import annotations
 import os
 import sqlite3
 import time
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from structlog.testing import capture_logs
 
-from slopd.daemon import BATCH
-from slopd.hub import Hub
-from slopd.ledger import Ledger
+from slopd.core.lifecycle import Status
+from slopd.core.names import Kind
+from slopd.core.outcome import Produced
+from slopd.daemon.batch import GroupCommit
+from slopd.daemon.loop import BATCH
+from slopd.shell import log
+from slopd.shell.archive import Archive, Move
+from slopd.shell.lanes import Hub
+from slopd.shell.ledger import Ledger, Writes
 
 from .conftest import HubDir, envelope_text
 
@@ -120,8 +128,9 @@ def test_one_input_that_cannot_be_answered_does_not_hold_back_its_batch(hub: Hub
 
 def test_a_job_never_starts_when_its_batch_cannot_be_committed(hub: HubDir, tmp_path: Path) -> None:
     """The instigate's `received` row is in a batch whose commit fails (another input's reply
-    cannot be named): the executor must not run from a row that was rolled back, or it could
-    run twice. Once the obstacle is gone, it runs exactly once."""
+    cannot be named): its job must not start from that batch, or it would run twice — once from
+    the rolled-back batch and once when the instigate is redone alone. It runs exactly once,
+    after its own batch of one is committed; the input that cannot be answered stays."""
     runs = tmp_path / "runs.log"
     hub.write_config(f'[executor]\ncommand = ["sh", "-c", "echo ran >> {runs}"]\ntimeout = 30\n')
     hub.drop("squatted.md", envelope_text(id="squatted"))
@@ -132,145 +141,184 @@ def test_a_job_never_starts_when_its_batch_cannot_be_committed(hub: HubDir, tmp_
 
     hub.run_once()
 
-    assert not runs.exists(), "the executor ran from an uncommitted batch"
-    assert sorted(hub.lane("inbox")) == ["squatted.md", "work.md"]
-    assert "work-1" not in ledger_rows(hub)
-    assert [r for r in hub.log_records() if r["event"] == "envelope.failed" and r["file"] == "work.md"]
+    assert runs.read_text() == "ran\n", "the executor ran once, from its committed batch of one"
+    assert hub.lane("inbox") == ["squatted.md"]
+    assert {"work-1.ack.md", "work-1.result.md"} <= set(hub.outbox())
+    assert ledger_rows(hub)["work-1"][0] == "done"
+    events = [r["event"] for r in hub.log_records()]
+    assert events.index("batch.failed") < events.index("execution.started")
+    assert [r["inputs"] for r in hub.log_records() if r["event"] == "batch.failed"] == [2]
 
     (hub.root / "outbox" / "squatted.result.md").rmdir()
     hub.run_once()
 
-    assert runs.read_text() == "ran\n"
+    assert runs.read_text() == "ran\n", "never run again"
     assert hub.lane("inbox") == []
     assert {"squatted.result.md", "work-1.ack.md", "work-1.result.md"} <= set(hub.outbox())
 
 
-# -- the hub's deferred moves ---------------------------------------------------------------
+# -- the group commit's batch, on a real hub and ledger ---------------------------------------
+
+
+@dataclass
+class Lanes:
+    root: Path
+    hub: Hub
+    ledger: Ledger
+    commits: GroupCommit
+
+    def reader(self) -> Ledger:
+        """A second connection: it sees only what was committed."""
+        return Ledger(self.root / "ledger.sqlite3")
 
 
 @pytest.fixture(name="lanes")
-def fixture_lanes(tmp_path: Path) -> Path:
+def fixture_lanes(tmp_path: Path) -> Lanes:
     for lane in ("inbox", "authorized", "outbox", "archive"):
         (tmp_path / lane).mkdir()
-    return tmp_path
+    hub = Hub(tmp_path)
+    ledger = Ledger(tmp_path / "ledger.sqlite3")
+    return Lanes(tmp_path, hub, ledger, GroupCommit(hub, Archive(hub), ledger, log.get()))
 
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 
 
-def test_a_deferred_archive_leaves_the_input_in_its_lane_until_completed(lanes: Path) -> None:
-    (lanes / "inbox" / "a.md").write_bytes(b"a")
-    hub = Hub(lanes)
-    hub.defer()
-    hub.write("outbox", "a.result.md", b"reply")
-    target = hub.archive_target("a.md", NOW)
-    assert hub.archive("inbox", "a.md", target)
+def test_a_batch_names_its_replies_and_moves_its_inputs_only_at_commit(lanes: Lanes) -> None:
+    """Inside a batch nothing is visible: the reply is staged, the move reserved, the ledger row
+    uncommitted; `commit` names the reply, commits the row and only then moves the input."""
+    (lanes.root / "inbox" / "a.md").write_bytes(b"a")
+    batch = lanes.commits.open(stage=True)
+    lanes.commits.write(batch, "outbox", "a.result.md", b"reply")
+    insert(batch.ledger, "a")
+    target = lanes.commits.target(batch, "a.md", NOW)
+    with capture_logs() as logs:
+        lanes.commits.move(batch, Move("inbox", "a.md", target), log.get().bind(id="a"), "envelope.archived")
+        assert not (lanes.root / "outbox" / "a.result.md").exists()
+        assert (lanes.root / "inbox" / "a.md").exists()
+        assert not (lanes.root / target).exists()
+        assert lanes.reader().get("a") is None
 
-    assert (lanes / "inbox" / "a.md").exists()
-    assert not (lanes / target).exists()
-    hub.flush()
-    assert (lanes / "outbox" / "a.result.md").read_bytes() == b"reply", "written once flushed"
-    assert (lanes / "inbox" / "a.md").exists(), "still in its lane until the ledger is committed"
-    moves = hub.complete_archives()
+        committed = lanes.commits.commit(batch)
 
-    assert [(m.lane, m.name, m.target, m.error, m.moved) for m in moves] == [
-        ("inbox", "a.md", target, None, True)
-    ]
-    assert not (lanes / "inbox" / "a.md").exists()
-    assert (lanes / target).read_bytes() == b"a"
-    assert os.stat(lanes / target).st_nlink == 1
+    assert (committed.undone, committed.failed) == ([], [])
+    assert (lanes.root / "outbox" / "a.result.md").read_bytes() == b"reply"
+    assert lanes.reader().get("a") is not None
+    assert not (lanes.root / "inbox" / "a.md").exists()
+    assert (lanes.root / target).read_bytes() == b"a"
+    assert os.stat(lanes.root / target).st_nlink == 1
+    assert [(entry["event"], entry["archive"]) for entry in logs] == [("envelope.archived", target)]
 
 
-def test_a_batch_without_staging_names_each_write_at_once(lanes: Path) -> None:
+def test_a_batch_without_staging_names_each_write_at_once(lanes: Lanes) -> None:
     """A batch of one gains nothing from waiting: its reply is durable and named at once."""
-    hub = Hub(lanes)
-    hub.defer(stage=False)
-    hub.write("outbox", "now.result.md", b"now")
-    assert (lanes / "outbox" / "now.result.md").read_bytes() == b"now"
-    hub.flush()
-    assert hub.complete_archives() == []
-    assert os.listdir(lanes / "outbox") == ["now.result.md"]
+    batch = lanes.commits.open(stage=False)
+    lanes.commits.write(batch, "outbox", "now.result.md", b"now")
+    assert (lanes.root / "outbox" / "now.result.md").read_bytes() == b"now"
+    lanes.commits.commit(batch)
+    assert os.listdir(lanes.root / "outbox") == ["now.result.md"]
 
 
-def test_reserved_targets_are_not_handed_out_twice_and_end_with_the_batch(lanes: Path) -> None:
-    (lanes / "inbox" / "x.md").write_bytes(b"1")
-    (lanes / "authorized" / "x.md").write_bytes(b"2")
-    hub = Hub(lanes)
-    hub.defer()
-    first = hub.archive_target("x.md", NOW)
-    hub.archive("inbox", "x.md", first)
-    second = hub.archive_target("x.md", NOW)
-    hub.archive("authorized", "x.md", second)
+def test_reserved_targets_are_not_handed_out_twice_and_end_with_the_batch(lanes: Lanes) -> None:
+    """Two inputs named alike in one batch get two archive names; the next batch starts afresh."""
+    (lanes.root / "inbox" / "x.md").write_bytes(b"1")
+    (lanes.root / "authorized" / "x.md").write_bytes(b"2")
+    batch = lanes.commits.open(stage=True)
+    first = lanes.commits.target(batch, "x.md", NOW)
+    lanes.commits.move(batch, Move("inbox", "x.md", first), log.get(), "envelope.archived")
+    second = lanes.commits.target(batch, "x.md", NOW)
+    lanes.commits.move(batch, Move("authorized", "x.md", second), log.get(), "envelope.archived")
     assert (first, second) == ("archive/2026-11-30/x.md", "archive/2026-11-30/x-2.md")
 
-    hub.flush()
-    assert all(move.error is None for move in hub.complete_archives())
-    assert (lanes / first).read_bytes() == b"1"
-    assert (lanes / second).read_bytes() == b"2"
-    assert hub.archive_target("x.md", NOW) == "archive/2026-11-30/x-3.md"
+    assert lanes.commits.commit(batch).failed == []
+    assert (lanes.root / first).read_bytes() == b"1"
+    assert (lanes.root / second).read_bytes() == b"2"
+    assert lanes.commits.target(lanes.commits.open(stage=True), "x.md", NOW) == "archive/2026-11-30/x-3.md"
 
 
-def test_a_move_that_cannot_complete_is_reported_and_keeps_its_input(lanes: Path) -> None:
-    (lanes / "inbox" / "a.md").write_bytes(b"mine")
-    (lanes / "inbox" / "gone.md").write_bytes(b"gone")
-    hub = Hub(lanes)
-    hub.defer()
-    taken = hub.archive_target("a.md", NOW)
-    hub.archive("inbox", "a.md", taken)
-    hub.archive("inbox", "gone.md", hub.archive_target("gone.md", NOW))
-    (lanes / taken).write_bytes(b"someone else's")  # the reserved name is taken meanwhile
-    (lanes / "inbox" / "gone.md").unlink()
+def test_a_move_that_cannot_complete_is_reported_and_keeps_its_input(lanes: Lanes) -> None:
+    """A reserved name taken meanwhile fails that move alone; an input gone meanwhile is no error."""
+    (lanes.root / "inbox" / "a.md").write_bytes(b"mine")
+    (lanes.root / "inbox" / "gone.md").write_bytes(b"gone")
+    batch = lanes.commits.open(stage=True)
+    taken = lanes.commits.target(batch, "a.md", NOW)
+    lanes.commits.move(batch, Move("inbox", "a.md", taken), log.get(), "envelope.archived")
+    gone = lanes.commits.target(batch, "gone.md", NOW)
+    lanes.commits.move(batch, Move("inbox", "gone.md", gone), log.get(), "envelope.archived")
+    (lanes.root / taken).write_bytes(b"someone else's")
+    (lanes.root / "inbox" / "gone.md").unlink()
 
-    hub.flush()
-    failed, vanished = hub.complete_archives()
+    with capture_logs() as logs:
+        committed = lanes.commits.commit(batch)
 
-    assert isinstance(failed.error, FileExistsError)
-    assert (lanes / "inbox" / "a.md").read_bytes() == b"mine", "never unlinked without its copy"
-    assert (lanes / taken).read_bytes() == b"someone else's"
-    assert vanished.error is None
-    assert not vanished.moved
+    assert committed.undone == []
+    assert committed.failed == [(("inbox", "a.md"), "inbox/a.md: archiving failed")]
+    assert (lanes.root / "inbox" / "a.md").read_bytes() == b"mine", "never unlinked without its copy"
+    assert (lanes.root / taken).read_bytes() == b"someone else's"
+    assert [entry["event"] for entry in logs] == ["archive.failed", "envelope.vanished"]
 
 
-def test_the_same_name_written_twice_in_a_batch_keeps_the_later_content(lanes: Path) -> None:
-    hub = Hub(lanes)
-    hub.defer()
+def test_the_same_name_written_twice_in_a_batch_keeps_the_later_content(lanes: Lanes) -> None:
+    """A file written again in a batch (the notes index) ends with its last content, no temp left."""
+    batch = lanes.commits.open(stage=True)
     for version in range(20):
-        hub.write("outbox", "INDEX.md", f"version {version}".encode())
-    hub.flush()
-    hub.complete_archives()
-    assert (lanes / "outbox" / "INDEX.md").read_bytes() == b"version 19"
-    assert os.listdir(lanes / "outbox") == ["INDEX.md"], "no temp file is left"
+        lanes.commits.write(batch, "outbox", "INDEX.md", f"version {version}".encode())
+    lanes.commits.commit(batch)
+    assert (lanes.root / "outbox" / "INDEX.md").read_bytes() == b"version 19"
+    assert os.listdir(lanes.root / "outbox") == ["INDEX.md"], "no temp file is left"
 
 
-def test_a_write_that_fails_on_its_sync_thread_fails_the_flush_and_leaves_no_temp(lanes: Path) -> None:
-    (lanes / "outbox" / "taken.result.md").mkdir()  # renaming a file over a directory fails
-    hub = Hub(lanes)
-    hub.defer()
-    hub.write("outbox", "fine.result.md", b"fine")
-    hub.write("outbox", "taken.result.md", b"lost")
-    with pytest.raises(IsADirectoryError):
-        hub.flush()
-    assert sorted(os.listdir(lanes / "outbox")) == ["fine.result.md", "taken.result.md"]
-    assert (lanes / "outbox" / "taken.result.md").is_dir()
-    assert hub.drop_deferred() == []
+def test_a_batch_that_cannot_be_flushed_is_undone_whole(lanes: Lanes) -> None:
+    """One reply that cannot be named fails the whole batch: no ledger row is committed, no input
+    moves, no job starts, no temp file stays, and every input is handed back as undone."""
+    (lanes.root / "outbox" / "taken.result.md").mkdir()  # renaming a file over a directory fails
+    (lanes.root / "inbox" / "a.md").write_bytes(b"a")
+    started: list[str] = []
+    batch = lanes.commits.open(stage=True)
+    batch.inputs.extend([(("inbox", "a.md"), Kind.INPUT), (("inbox", "taken.md"), Kind.INPUT)])
+    insert(batch.ledger, "a")
+    lanes.commits.write(batch, "outbox", "fine.result.md", b"fine")
+    lanes.commits.write(batch, "outbox", "taken.result.md", b"lost")
+    target = lanes.commits.target(batch, "a.md", NOW)
+    lanes.commits.move(batch, Move("inbox", "a.md", target), log.get(), "envelope.archived")
+    batch.jobs.append(lambda: started.append("job"))
+
+    with capture_logs() as logs:
+        committed = lanes.commits.commit(batch)
+
+    assert committed.undone == [("inbox", "a.md"), ("inbox", "taken.md")]
+    assert [where for where, _ in committed.failed] == committed.undone
+    assert [entry["event"] for entry in logs] == ["batch.failed"]
+    assert started == []
+    assert lanes.reader().get("a") is None
+    assert (lanes.root / "inbox" / "a.md").exists()
+    assert not list((lanes.root / "archive").glob("*/*"))
+    assert (lanes.root / "outbox" / "taken.result.md").is_dir()
+    assert not [name for name in os.listdir(lanes.root / "outbox") if name.startswith(".")]
+    insert(lanes.ledger.writes(), "b")  # the ledger is usable again: the failed unit is closed
 
 
-def test_a_dropped_batch_moves_nothing(lanes: Path) -> None:
-    (lanes / "inbox" / "a.md").write_bytes(b"a")
-    hub = Hub(lanes)
-    hub.defer()
-    hub.archive("inbox", "a.md", hub.archive_target("a.md", NOW))
-    assert [move.name for move in hub.drop_deferred()] == ["a.md"]
-    assert (lanes / "inbox" / "a.md").exists()
-    assert not list((lanes / "archive").glob("*/*"))
-    assert hub.archive_target("a.md", NOW) == "archive/2026-11-30/a.md"
+def test_jobs_start_after_the_commit_in_order(lanes: Lanes) -> None:
+    """A batch's jobs start once its rows are committed (a job sees its `queued` row)."""
+    seen: list[str | None] = []
+    batch = lanes.commits.open(stage=True)
+    insert(batch.ledger, "a")
+    batch.ledger.advance("a", Status.QUEUED, now="t")
+
+    def start() -> None:
+        row = lanes.reader().get("a")
+        seen.append(row.status if row else None)
+
+    batch.jobs.append(start)
+    lanes.commits.commit(batch)
+    assert seen == ["queued"]
 
 
-# -- the ledger's batch transaction ---------------------------------------------------------
+# -- the ledger's unit of writes -----------------------------------------------------------
 
 
-def insert(ledger: Ledger, key: str) -> None:
-    ledger.insert(
+def insert(writes: Writes, key: str) -> None:
+    writes.insert(
         key=key,
         id=key,
         lane="inbox",
@@ -284,43 +332,53 @@ def insert(ledger: Ledger, key: str) -> None:
     )
 
 
-def test_a_batch_is_one_transaction_seen_by_others_only_when_committed(tmp_path: Path) -> None:
+def test_a_unit_of_writes_is_one_transaction_seen_by_others_only_when_committed(tmp_path: Path) -> None:
+    """Every write of a unit becomes visible to another connection at its commit, not before."""
     ledger = Ledger(tmp_path / "ledger.sqlite3")
     reader = Ledger(tmp_path / "ledger.sqlite3")
-    ledger.begin_batch()
-    insert(ledger, "a")
-    ledger.add_reply(
+    writes = ledger.writes()
+    insert(writes, "a")
+    writes.add_reply(
         "a", reply_id="a.result", in_reply_to="a", type="result", reply_class="info", path="outbox/a", now="t"
     )
-    ledger.advance("a", "done", now="t", archive="archive/d/a.md")
+    writes.advance("a", Status.DONE, now="t", archive="archive/d/a.md")
     assert reader.get("a") is None, "nothing is visible before the commit"
-    ledger.commit_batch()
+    writes.commit()
 
     row = reader.get("a")
     assert row is not None
-    assert row.status == "done"
+    assert row.status is Status.DONE
     assert row.replies == ("a.result",)
     assert row.archive == "archive/d/a.md"
 
 
-def test_a_rolled_back_batch_leaves_no_trace(tmp_path: Path) -> None:
+def test_a_rolled_back_unit_leaves_no_trace(tmp_path: Path) -> None:
+    """A rolled-back unit writes nothing, and the next unit commits normally."""
     ledger = Ledger(tmp_path / "ledger.sqlite3")
-    ledger.begin_batch()
-    insert(ledger, "a")
-    ledger.rollback_batch()
+    writes = ledger.writes()
+    insert(writes, "a")
+    writes.rollback()
     assert ledger.get("a") is None
-    insert(ledger, "b")  # outside a batch: committed at once
+    with ledger.writing() as again:
+        insert(again, "b")
     assert Ledger(tmp_path / "ledger.sqlite3").get("b") is not None
 
 
-def test_executing_is_never_committed_inside_a_batch(tmp_path: Path) -> None:
+def test_executing_and_finished_are_never_committed_inside_a_unit(tmp_path: Path) -> None:
+    """`executing` and `finished` are committed on their own: refused while a unit is open."""
     ledger = Ledger(tmp_path / "ledger.sqlite3")
-    insert(ledger, "a")
-    ledger.begin_batch()
+    with ledger.writing() as writes:
+        insert(writes, "a")
+    writes = ledger.writes()
     with pytest.raises(RuntimeError, match="outside a batch"):
-        ledger.advance("a", "executing", now="t")
-    ledger.commit_batch()
-    ledger.advance("a", "executing", now="t")
+        ledger.mark_executing("a", now="t")
+    with pytest.raises(RuntimeError, match="outside a batch"):
+        ledger.mark_finished("a", Produced("done"), now="t")
+    with pytest.raises(RuntimeError, match="outside a batch"):
+        writes.advance("a", Status.EXECUTING, now="t")
+    writes.commit()
+    ledger.mark_executing("a", now="t")
+    ledger.mark_finished("a", Produced("done"), now="t2")
     row = Ledger(tmp_path / "ledger.sqlite3").get("a")
     assert row is not None
-    assert row.status == "executing"
+    assert (row.status, row.outcome) == (Status.FINISHED, Produced("done"))

@@ -56,3 +56,35 @@ def test_compare_quick_prints_a_ratio_for_every_workload(tmp_path: Path) -> None
     for key in ("a", "c", "d"):
         for who in ("slopd", "floor", "peer"):
             assert figures["results"][key][0][who]["missing"] == 0, (key, who)
+
+
+STARTUP_TARGETS = (
+    r"^target slopd send median <= 60 ms: (MET|MISSED) \(\d",
+    r"^target slopd validate median <= 60 ms: (MET|MISSED) \(\d",
+    r"^target slopd status median <= 60 ms: (MET|MISSED) \(\d",
+    r"^target \(a\) waiting at spawn: start-up to first reply <= 2x the floor's: (MET|MISSED) \(\d",
+    r"^target \(b\) serving: start-up to first reply <= 2x the floor's: (MET|MISSED) \(\d",
+)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(120)
+def test_startup_quick_prints_both_parts_targets(tmp_path: Path) -> None:
+    """`startup.py --quick` exits 0 and prints the per-call and the daemon start-up target lines."""
+    raw = tmp_path / "figures.json"
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "startup.py"), "--quick", "--json", str(raw)],
+        capture_output=True,
+        text=True,
+        timeout=100,
+        cwd=ROOT,
+        env=dict(os.environ, BENCH_TMP=str(tmp_path / "scratch")),
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    for pattern in STARTUP_TARGETS:
+        assert re.search(pattern, result.stdout, re.MULTILINE), f"no {pattern!r}:\n{result.stdout}"
+    figures = json.loads(raw.read_text())
+    assert all(figures["part1"].values()), figures["part1"]
+    for key in ("a", "b"):
+        assert figures["part2"][key][0]["slopd"]["ms"] > 0, key

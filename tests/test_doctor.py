@@ -1,8 +1,8 @@
 """`slopd doctor` through its command line: real hubs, configs, keys and files in temp dirs.
 
 Each problem is made for real and must turn the exit status to 1 and be named in the output.
-The command runs in-process (a parser built with `doctor.register`, errors mapped as `main`
-maps them), except one black-box run in a subprocess.
+The command runs in-process (`slopd.cli.main`, through `tests/slopd_commands.py`), except one
+black-box run in a subprocess.
 """
 
 from __future__ import annotations
@@ -15,12 +15,12 @@ from pathlib import Path
 
 import pytest
 
-from slopd import lock
-from slopd.config import default_names
-from slopd.core.envelope import MAX_ENVELOPE_BYTES
-from slopd.doctor import filesystem_type
-from slopd.guide import render
-from slopd.hub import init
+from slopd.core.guide import render
+from slopd.core.vocabulary import MAX_ENVELOPE_BYTES
+from slopd.ops.doctor import filesystem_type
+from slopd.shell import lock
+from slopd.shell.defaults import default_names
+from slopd.shell.lanes import init
 from tests import slopd_commands
 from tests.conftest import HubDir
 from tests.slopd_commands import Result

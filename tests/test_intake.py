@@ -1,4 +1,4 @@
-"""`slopd.intake.Intake`, the pure part of the watcher: which lane entries are due, and when.
+"""`slopd.core.intake.Intake`, the pure part of the watcher: which lane entries are due, and when.
 
 Times are plain numbers handed in (the daemon passes `time.monotonic()`); the values used here
 are exact in binary floating point so that "due at `now`" is a statement about the rules, not
@@ -12,8 +12,7 @@ import math
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from slopd.intake import Intake, Oldest, Where
-from slopd.watcher import Hint
+from slopd.core.intake import Hint, Intake, Oldest, Where
 
 W = ("inbox", "a.md")
 OTHER = ("inbox", "b.md")

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from slopd import service
+from slopd.ops import service
 
 SHIPPED = service.data_path("launchd") / "dev.slopd.plist"
 # launchd.plist(5) keys slopd uses or that an operator may reasonably add, with their types.

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from slopd import log
+from slopd.shell import log
 from tests.conftest import HubDir, envelope_text, wait_for
 
 LIFE = ["envelope.received", "reply.written", "envelope.archived"]

@@ -1,4 +1,4 @@
-"""`slopd.notifier.RateLimit`: at most `burst` notifier runs per window, the rest coalesced.
+"""`slopd.core.ratelimit.RateLimit`: at most `burst` notifier runs per window, the rest coalesced.
 
 Pure bookkeeping with the time handed in; the daemon-level behaviour (12 errors → 5 runs and one
 "7 more") is in tests/test_service.py.
@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from slopd.notifier import BURST, WINDOW, RateLimit
+from slopd.core.ratelimit import BURST, WINDOW, RateLimit
 
 SUMMARY = re.compile(r"(\d+) more notifications \(see slopd tail\); the last: (.*)", re.DOTALL)
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from slopd.notify import SystemdNotifier
+from slopd.shell.sdnotify import SystemdNotifier
 from tests.conftest import HubDir, envelope_text, wait_for
 
 

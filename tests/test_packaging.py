@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from slopd import service
+from slopd.ops import service
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = [
@@ -29,8 +29,10 @@ DATA = [
 
 CHECK = textwrap.dedent(
     """
-    import argparse, pathlib, sys
-    import slopd, slopd.service as service
+    import pathlib, sys
+    import slopd
+    from slopd.cli import main
+    from slopd.ops import service
     venv = pathlib.Path(sys.prefix)
     assert pathlib.Path(slopd.__file__).is_relative_to(venv), slopd.__file__
     for name in ("systemd", "launchd", "sample-hub"):
@@ -38,10 +40,7 @@ CHECK = textwrap.dedent(
     assert (service.data_path("systemd") / "slopd@.service").is_file()
     assert (service.data_path("launchd") / "dev.slopd.plist").is_file()
     assert sorted(p.name for p in (service.data_path("sample-hub") / "inbox").iterdir())
-    parser = argparse.ArgumentParser(prog="slopd")
-    service.register(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(["service", "install", "--systemd-user", "--hub", sys.argv[1], "--dry-run"])
-    args.handler(args)
+    assert main(["service", "install", "--systemd-user", "--hub", sys.argv[1], "--dry-run"]) == 0
     print("version", service.version())
     """
 )

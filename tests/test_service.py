@@ -25,11 +25,8 @@ from typing import Any
 import pytest
 import structlog
 
-from slopd import config as config_module
-from slopd import log
-from slopd.daemon import Daemon
-from slopd.hub import Hub
-from slopd.ledger import Ledger
+from slopd import app
+from slopd.daemon.loop import Daemon
 from tests.conftest import HubDir, body_of, envelope_text, front_matter, wait_for
 
 EVENT_DEADLINE = 10.0  # well under the 30 s default rescan: an answer by then came from an event
@@ -131,40 +128,30 @@ def toml_argv(argv: list[str]) -> str:
 
 @contextlib.contextmanager
 def in_process(hub: HubDir, config_text: str) -> Iterator[Daemon]:
-    """A real `Daemon` built as `slopd run` builds it, running `run()` in a thread of this process."""
-    hub.state.mkdir(parents=True, exist_ok=True, mode=0o700)
-    log.configure(log_file=hub.state / "slopd.log", stream=None)
-    the_hub = Hub(hub.root)
-    ledger = Ledger(hub.state / "ledger.sqlite3")
-    daemon = Daemon(hub=the_hub, ledger=ledger, config=config_module.parse(config_text), state_dir=hub.state)
+    """A real `Daemon` built by the composition root, as `slopd run` builds it, running `run()`
+    in a thread of this process."""
+    config = hub.write_config(config_text)
     stopping = threading.Event()
-    thread = threading.Thread(target=daemon.run, kwargs={"stop": stopping, "grace": 5.0}, daemon=True)
-    thread.start()
-    try:
-        wait_for(lambda: events(hub, "watcher.started"))
-        yield daemon
-    finally:
-        stopping.set()
-        daemon.wakeup.set()
-        thread.join(timeout=30)
-        alive = thread.is_alive()
-        ledger.close()
-        the_hub.close()
-        if daemon.watcher is not None:
-            for name in ("watchdog.observers.inotify_c", "watchdog.observers.inotify"):
-                logging.getLogger(name).removeHandler(daemon.watcher._alarm)
-        log.close()  # the log file slopd keeps open
-        structlog.reset_defaults()
-    assert not alive, "Daemon.run did not return after stop"
+    with app.start(hub.root, config_path=config, state=hub.state, log_stream=None) as opened:
+        daemon = opened.daemon()
+        thread = threading.Thread(target=daemon.run, kwargs={"stop": stopping, "grace": 5.0}, daemon=True)
+        thread.start()
+        try:
+            wait_for(lambda: events(hub, "watcher.started"))
+            yield daemon
+        finally:
+            stopping.set()
+            daemon.wakeup.set()
+            thread.join(timeout=30)
+    structlog.reset_defaults()
+    assert not thread.is_alive(), "Daemon.run did not return after stop"
 
 
 def kill_observer(daemon: Daemon) -> None:
-    """Simulate the death of the watcher's observer thread (events stop arriving)."""
-    assert daemon.watcher is not None
-    observer = daemon.watcher._observer
-    assert observer is not None
-    observer.stop()
-    observer.join()
+    """Stop the watcher's observer under the daemon, as if its thread had died (events stop)."""
+    watcher = daemon.arrivals.watcher
+    assert watcher is not None
+    watcher.stop()
 
 
 # -- watching --------------------------------------------------------------------------------
@@ -288,8 +275,8 @@ def test_a_dead_observer_loses_nothing_and_an_overflow_is_noticed(hub: HubDir) -
             handshake(hub, ident)
         wait_for(lambda: all(acked(hub, ident) for ident in ids), timeout=EVENT_DEADLINE)
         wait_for(lambda: events(hub, "watcher.died"))
-        assert daemon.watcher is not None
-        wait_for(daemon.watcher.healthy)  # restarted
+        assert daemon.arrivals.watcher is not None
+        wait_for(daemon.arrivals.healthy)  # restarted
 
         logging.getLogger("watchdog.observers.inotify_c").warning(
             "Inotify queue overflowed; filesystem events were lost"

@@ -1,7 +1,7 @@
 """`slopd service install`: rendering, where files go, refusing to clobber, and the path escaping.
 
 Real hubs, configs and target dirs in temp dirs; the escaping is checked against the real
-`systemd-escape`. The command runs in-process through a parser built with `service.register`.
+`systemd-escape`. The command runs in-process through `slopd.cli.main` (`tests/slopd_commands.py`).
 """
 
 from __future__ import annotations
@@ -16,11 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from slopd import service
-from slopd.config import default_names, default_state_dir
-from slopd.core.envelope import MAX_ENVELOPE_BYTES
-from slopd.guide import render
-from slopd.hub import init
+from slopd.core.guide import render
+from slopd.core.vocabulary import MAX_ENVELOPE_BYTES
+from slopd.ops import service
+from slopd.shell.defaults import default_names, default_state_dir
+from slopd.shell.lanes import init
 from tests.slopd_commands import run
 
 SLOPD_BIN = Path(sys.executable).parent / "slopd"

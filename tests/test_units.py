@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from slopd import service
+from slopd.ops import service
 
 SLOPD_BIN = Path(sys.executable).parent / "slopd"
 SYSTEM_THRESHOLD = 15  # tenths: the system unit scores 1.5

@@ -19,11 +19,8 @@ from datetime import datetime
 from typing import Any
 
 from slopd.core import strictyaml
+from slopd.core.vocabulary import MAX_ENVELOPE_BYTES, MODES, PROTOCOL, REPLY_TYPES, TYPES
 
-PROTOCOL = "slop.v1"
-TYPES = ("instigate", "handoff", "ack", "result", "error", "query", "handshake", "note")
-REPLY_TYPES = frozenset({"ack", "result", "error"})
-MODES = ("execute", "discuss")
 KNOWN_KEYS = (
     "protocol",
     "id",
@@ -38,7 +35,6 @@ KNOWN_KEYS = (
 )
 REQUIRED_KEYS = ("protocol", "id", "type", "from", "to", "created_at")
 BOM = b"\xef\xbb\xbf"
-MAX_ENVELOPE_BYTES = 1024 * 1024
 MAX_DEPTH = 32
 MAX_FRONT_MATTER_BYTES = 64 * 1024
 

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from slopd.core import summary
-from slopd.core.envelope import Envelope
+
+if TYPE_CHECKING:
+    from slopd.core.envelope import Envelope
 
 
 @dataclass(frozen=True, slots=True)

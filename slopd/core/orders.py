@@ -18,23 +18,9 @@ from datetime import datetime, timedelta
 
 from slopd.core import allowed_signers, sshsig
 from slopd.core.envelope import Envelope
+from slopd.core.verdicts import Invalid, Valid, Verification
 
 FUTURE_SKEW = timedelta(minutes=5)
-
-
-@dataclass(frozen=True, slots=True)
-class Valid:
-    principal: str
-    fingerprint: str
-    line: int
-
-
-@dataclass(frozen=True, slots=True)
-class Invalid:
-    reason: str
-
-
-Verification = Valid | Invalid
 
 
 @dataclass(frozen=True, slots=True)

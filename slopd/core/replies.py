@@ -1,8 +1,8 @@
 """Replies (SPEC §5): the envelopes slopd writes into `outbox/`, their class and notification.
 
 Rules:
-1. A reply's id is derived from what it answers (`ID.ack`, `ID.result`, `ID.error`), so a
-   reply written again after a crash replaces itself instead of adding a second answer.
+1. A reply's id is derived from what it answers (`core.ids.reply_id`), so a reply written
+   again after a crash replaces itself instead of adding a second answer.
 2. Class: acks are `silent`; errors are `ping`; a result is `ping` up to 280 characters,
    `hybrid` beyond, `deliverable` when the execution left files.
 3. The notification is never the whole payload: ping → the short text (an error also says
@@ -12,12 +12,14 @@ Rules:
 
 from __future__ import annotations
 
-import hashlib
-from datetime import UTC, datetime
+from datetime import datetime
 from enum import StrEnum
 
 from slopd.core import summary
-from slopd.core.envelope import PROTOCOL, Envelope
+from slopd.core.envelope import Envelope
+from slopd.core.ids import reply_id, timestamp
+from slopd.core.outcome import Outcome, Produced
+from slopd.core.vocabulary import PROTOCOL
 
 SHORT_TEXT = 280
 
@@ -27,20 +29,6 @@ class ReplyClass(StrEnum):
     PING = "ping"
     HYBRID = "hybrid"
     DELIVERABLE = "deliverable"
-
-
-def timestamp(now: datetime) -> str:
-    """`created_at` for a reply: UTC, whole seconds, `Z`."""
-    return now.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def reply_id(original_id: str, kind: str) -> str:
-    """`ORIGINAL.KIND`, folded with a hash when that would pass the 128-character id limit."""
-    candidate = f"{original_id}.{kind}"
-    if len(candidate) <= 128 and ".." not in candidate:
-        return candidate
-    digest = hashlib.sha256(original_id.encode()).hexdigest()[:12]
-    return f"{original_id[: 126 - len(kind) - 13].rstrip('.')}-{digest}.{kind}"
 
 
 def _reply(
@@ -142,6 +130,32 @@ def error(
         mode=mode,
         watcher=watcher,
         now=now,
+    )
+
+
+def of_outcome(
+    outcome: Outcome, *, answering: str, to: str, file: str, watcher: str, now: datetime, files: bool
+) -> Envelope:
+    """The terminal reply to an execution: its `result` (`files`: a deliverable) or its `error`."""
+    if isinstance(outcome, Produced):
+        return result(
+            answering=answering,
+            to=to,
+            text=outcome.text,
+            mode="execute",
+            watcher=watcher,
+            now=now,
+            files=files,
+        )
+    return error(
+        answering=answering,
+        to=to,
+        reasons=outcome.reasons,
+        file=file,
+        mode="execute",
+        watcher=watcher,
+        now=now,
+        headline="Execution failed for",
     )
 
 

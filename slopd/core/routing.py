@@ -12,7 +12,8 @@ Rules, in order — the first that applies decides:
    `instigate` → `Discuss` when it asks for discussion (`mode: discuss` or "discuss only") or
    is addressed to the human, else `Execute` on the seat named by `to`, else on the executor,
    else `Reject` (nothing configured to run it).
-Invalid inputs and duplicates never reach `decide`: the daemon answers those first.
+Invalid inputs and duplicates never reach `decide`: the daemon answers those first. Rule 1 is
+also `elsewhere`, so the daemon can leave a file for another watcher without verifying it.
 """
 
 from __future__ import annotations
@@ -20,12 +21,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-from slopd.core.envelope import REPLY_TYPES, Envelope, wants_discussion
-from slopd.core.orders import Valid, Verification
+from slopd.core.envelope import Envelope, wants_discussion
+from slopd.core.targets import EXECUTOR, Target, TargetKind
+from slopd.core.verdicts import Valid, Verification
+from slopd.core.vocabulary import REPLY_TYPES
 
 HUMAN = "human"
-EXECUTOR = "executor"
-ACTION_PREFIX = "action:"
 
 
 class Lane(StrEnum):
@@ -55,9 +56,9 @@ class Discuss:
 
 @dataclass(frozen=True, slots=True)
 class Execute:
-    """An immediate silent `ack`, then run `target`: `executor`, a seat name, or `action:NAME`."""
+    """An immediate silent `ack`, then run `target`."""
 
-    target: str
+    target: Target
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,8 +88,9 @@ def decide(
 ) -> Decision:
     """Apply the rules of the module docstring to one envelope (`verification`: authorized only)."""
     to = envelope.to
-    if to.startswith("watcher:") and to not in policy.names:
-        return Leave(f"addressed to {to}, another watcher")
+    leave = elsewhere(envelope, policy)
+    if leave is not None:
+        return leave
     if lane is Lane.AUTHORIZED:
         return _order(envelope, policy, verification)
     if envelope.type in REPLY_TYPES:
@@ -104,7 +106,7 @@ def decide(
     if envelope.type != "instigate" or wants_discussion(envelope) or to == HUMAN:
         return Discuss()
     if to in policy.seats:
-        return Execute(to)
+        return Execute(Target(TargetKind.SEAT, to))
     if policy.executor:
         return Execute(EXECUTOR)
     return Reject("no executor is configured on this watcher; nothing was run")
@@ -125,7 +127,15 @@ def _order(envelope: Envelope, policy: Policy, verification: Verification | None
         return Reject("a signed order must name its `action`; nothing was run")
     if action not in policy.actions:
         return Reject(f"action {action!r} is not configured on this watcher; nothing was run")
-    return Execute(f"{ACTION_PREFIX}{action}")
+    return Execute(Target(TargetKind.ACTION, action))
+
+
+def elsewhere(envelope: Envelope, policy: Policy) -> Leave | None:
+    """Rule 1: addressed to another watcher, so left in place for it."""
+    to = envelope.to
+    if to.startswith("watcher:") and to not in policy.names:
+        return Leave(f"addressed to {to}, another watcher")
+    return None
 
 
 def requested_mode(envelope: Envelope) -> str:
@@ -138,4 +148,4 @@ def requested_mode(envelope: Envelope) -> str:
 def label(decision: Decision) -> str:
     """A short name for the ledger and the log: `acknowledge`, `execute:executor`, …"""
     name = type(decision).__name__.lower()
-    return f"{name}:{decision.target}" if isinstance(decision, Execute) else name
+    return f"{name}:{decision.target.label}" if isinstance(decision, Execute) else name

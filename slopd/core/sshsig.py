@@ -24,12 +24,14 @@ import hashlib
 import re
 import struct
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from cryptography.exceptions import InvalidSignature
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+from slopd.core.vocabulary import NAMESPACE
+
+if TYPE_CHECKING:
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 MAX_SIGNATURE_BYTES = 8192
-NAMESPACE = "slop"
 KEY_TYPE = "ssh-ed25519"
 
 _MAGIC = b"SSHSIG"
@@ -236,6 +238,10 @@ def verify(message: bytes, armored: bytes, *, namespace: str = NAMESPACE) -> Ver
     if signature.namespace != namespace:
         return Rejected(f"namespace is {_show(signature.namespace)}, expected {_show(namespace)}")
     signed = _signed_data(message, signature.namespace, signature.hash_algorithm)
+    # Imported on first use: a daemon that never meets a signed order never loads it.
+    from cryptography.exceptions import InvalidSignature  # noqa: PLC0415
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey  # noqa: PLC0415
+
     try:
         Ed25519PublicKey.from_public_bytes(signature.public_key).verify(signature.signature, signed)
     except (InvalidSignature, ValueError):
@@ -299,6 +305,8 @@ def load_private_key(data: bytes) -> Ed25519PrivateKey:
         raise private.fail("bad padding")
     if len(secret) != 64 or secret[32:] != public_key:
         raise private.fail("bad Ed25519 secret")
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey  # noqa: PLC0415
+
     key = Ed25519PrivateKey.from_private_bytes(secret[:32])
     if key.public_key().public_bytes_raw() != public_key:
         raise private.fail("the secret does not match the public key")

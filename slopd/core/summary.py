@@ -8,8 +8,10 @@ has such a section.
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
-from slopd.core.envelope import Envelope
+if TYPE_CHECKING:
+    from slopd.core.envelope import Envelope
 
 _HEADING = re.compile(r"#{1,6}\s+(.*)")
 _PENDING = re.compile(r"#{1,6}\s+what[’']?s pending\s*", re.IGNORECASE)

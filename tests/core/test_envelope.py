@@ -11,6 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from slopd.core import envelope as env
+from slopd.core import vocabulary as vocab
 from slopd.core.envelope import Envelope, EnvelopeError, parse, render, to_json, wants_discussion
 
 BASE: dict[str, str | None] = {
@@ -96,8 +97,12 @@ FIELD_ROWS: list[tuple[str, dict[str, str | None], str | None]] = [
     ("id-list", {"id": "[a, b]"}, "id"),
     # type: one of the eight
     *[
-        (f"type-{kind}", row_fields(type=kind, in_reply_to=R if kind in env.REPLY_TYPES else "null"), None)
-        for kind in env.TYPES
+        (
+            f"type-{kind}",
+            row_fields(type=kind, in_reply_to=R if kind in vocab.REPLY_TYPES else "null"),
+            None,
+        )
+        for kind in vocab.TYPES
     ],
     ("type-unknown", {"type": "command"}, "type"),
     ("type-case", {"type": "Handoff"}, "type"),
@@ -130,14 +135,17 @@ FIELD_ROWS: list[tuple[str, dict[str, str | None], str | None]] = [
     ("irt-leading-dot", {"in_reply_to": ".a"}, "in_reply_to"),
     ("irt-129", {"in_reply_to": "a" * 129}, "in_reply_to"),
     ("irt-dotdot", {"in_reply_to": "a..b"}, "in_reply_to"),
-    *[(f"irt-{kind}-valid", row_fields(type=kind, in_reply_to=R), None) for kind in sorted(env.REPLY_TYPES)],
+    *[
+        (f"irt-{kind}-valid", row_fields(type=kind, in_reply_to=R), None)
+        for kind in sorted(vocab.REPLY_TYPES)
+    ],
     *[
         (f"irt-{kind}-null", row_fields(type=kind, in_reply_to="null"), "in_reply_to")
-        for kind in sorted(env.REPLY_TYPES)
+        for kind in sorted(vocab.REPLY_TYPES)
     ],
     *[
         (f"irt-{kind}-absent", row_fields(type=kind, in_reply_to=None), "in_reply_to")
-        for kind in sorted(env.REPLY_TYPES)
+        for kind in sorted(vocab.REPLY_TYPES)
     ],
     # created_at: ISO 8601 in UTC (Z or +00:00), a real instant, kept as written
     ("created-z", {"created_at": "2026-07-04T07:15:53Z"}, None),
@@ -449,7 +457,7 @@ def test_file_over_the_byte_limit_is_rejected() -> None:
     assert parse(data, name="x.md", max_bytes=len(data)).id == BASE["id"]
     error = fails(data, max_bytes=len(data) - 1)
     assert error.reasons == (f"file is {len(data)} bytes, over the {len(data) - 1}-byte limit",)
-    big = md("x" * env.MAX_ENVELOPE_BYTES)
+    big = md("x" * vocab.MAX_ENVELOPE_BYTES)
     assert "over the 1048576-byte limit" in fails(big).reasons[0]
 
 
@@ -854,11 +862,11 @@ EXTRA_KEY = SAFE_TEXT.filter(lambda key: key not in env.KNOWN_KEYS and key != "b
 
 @st.composite
 def envelopes(draw: st.DrawFn) -> Envelope:
-    kind = draw(st.sampled_from(env.TYPES))
-    reply_to = draw(valid_id()) if kind in env.REPLY_TYPES else draw(st.none() | valid_id())
+    kind = draw(st.sampled_from(vocab.TYPES))
+    reply_to = draw(valid_id()) if kind in vocab.REPLY_TYPES else draw(st.none() | valid_id())
     sidecar = st.from_regex(env.SIDECAR_PATTERN, fullmatch=True).map(lambda name: "signed:" + name)
     return Envelope(
-        protocol=env.PROTOCOL,
+        protocol=vocab.PROTOCOL,
         id=draw(valid_id()),
         type=kind,
         sender=draw(st.from_regex(env.PARTY_PATTERN, fullmatch=True)),
@@ -866,7 +874,7 @@ def envelopes(draw: st.DrawFn) -> Envelope:
         created_at=draw(created_at()),
         in_reply_to=reply_to,
         auth=draw(st.just("none") | sidecar),
-        mode=draw(st.sampled_from([None, *env.MODES])),
+        mode=draw(st.sampled_from([None, *vocab.MODES])),
         action=draw(st.none() | st.from_regex(env.ACTION_PATTERN, fullmatch=True)),
         body=draw(st.text(st.characters(codec="utf-8", exclude_characters="\0"))),
         extra=draw(st.dictionaries(EXTRA_KEY, EXTRA_VALUE, max_size=4)),

@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 
 from slopd.core import allowed_signers, sshsig
 from slopd.core.envelope import Envelope, EnvelopeError, parse
-from slopd.core.orders import FUTURE_SKEW, Invalid, Trust, Valid, Verification, check
+from slopd.core.orders import FUTURE_SKEW, Trust, check
+from slopd.core.verdicts import Invalid, Valid, Verification
 
 ALICE = "alice@example.com"
 NOW = datetime(2026, 7, 4, 8, 0, 0, tzinfo=UTC)

@@ -18,12 +18,9 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from slopd import config
-from slopd.core import allowed_signers, orders, sshsig
+from slopd.core import allowed_signers, orders, sshsig, verdicts
 from slopd.core.envelope import Envelope, EnvelopeError, parse
 from slopd.core.routing import (
-    ACTION_PREFIX,
-    EXECUTOR,
     Acknowledge,
     Decision,
     Discuss,
@@ -35,6 +32,8 @@ from slopd.core.routing import (
     Reject,
     decide,
 )
+from slopd.core.targets import EXECUTOR, Target, TargetKind
+from slopd.shell import config
 
 DECISIONS = (Acknowledge, Discuss, Execute, Record, Reject, Leave)
 SETTINGS = settings(deadline=None, max_examples=150, suppress_health_check=[HealthCheck.too_slow])
@@ -249,10 +248,10 @@ POLICIES = st.builds(
     seats=st.sets(st.sampled_from(["claude-code", "grok"])).map(frozenset),
     actions=st.sets(st.sampled_from(["deploy", "hello"])).map(frozenset),
 )
-VERIFICATIONS: st.SearchStrategy[orders.Verification | None] = st.one_of(
+VERIFICATIONS: st.SearchStrategy[verdicts.Verification | None] = st.one_of(
     st.none(),
-    st.builds(orders.Invalid, reason=st.sampled_from(["bad signature", "unsigned: no .sig"])),
-    st.builds(orders.Valid, principal=st.just(ALICE), fingerprint=st.just("SHA256:x"), line=st.just(1)),
+    st.builds(verdicts.Invalid, reason=st.sampled_from(["bad signature", "unsigned: no .sig"])),
+    st.builds(verdicts.Valid, principal=st.just(ALICE), fingerprint=st.just("SHA256:x"), line=st.just(1)),
 )
 
 
@@ -313,7 +312,7 @@ def test_fragments_after_a_valid_front_matter_give_an_envelope_or_an_error(
 @SETTINGS
 @given(source=inputs(), lane=LANES, policy=POLICIES, verification=VERIFICATIONS)
 def test_decide_returns_a_decision_for_any_parsed_envelope_lane_and_policy(
-    source: tuple[bytes, str], lane: Lane, policy: Policy, verification: orders.Verification | None
+    source: tuple[bytes, str], lane: Lane, policy: Policy, verification: verdicts.Verification | None
 ) -> None:
     """For every parsed envelope, in either lane, under any policy and verdict, decide gives a Decision."""
     parsed = parse_or_error(*source)
@@ -323,15 +322,16 @@ def test_decide_returns_a_decision_for_any_parsed_envelope_lane_and_policy(
     assert isinstance(decision, DECISIONS), decision
     if isinstance(decision, Execute):
         if lane is Lane.AUTHORIZED:
-            assert isinstance(verification, orders.Valid)
+            assert isinstance(verification, verdicts.Valid)
             assert parsed.type == "instigate"
             assert parsed.action is not None
-            assert decision.target == ACTION_PREFIX + parsed.action
+            assert decision.target == Target(TargetKind.ACTION, parsed.action)
             assert parsed.action in policy.actions
         else:
             assert parsed.type == "instigate"
             assert parsed.action is None, "an action never runs from the inbox"
-            assert decision.target == EXECUTOR or decision.target in policy.seats
+            seat = decision.target.kind is TargetKind.SEAT and decision.target.name in policy.seats
+            assert decision.target == EXECUTOR or seat
             assert decision.target != EXECUTOR or policy.executor
 
 
@@ -339,10 +339,10 @@ def test_decide_returns_a_decision_for_any_parsed_envelope_lane_and_policy(
 @given(
     source=inputs(),
     policy=POLICIES,
-    verification=st.one_of(st.none(), st.builds(orders.Invalid, reason=st.text(min_size=1, max_size=20))),
+    verification=st.one_of(st.none(), st.builds(verdicts.Invalid, reason=st.text(min_size=1, max_size=20))),
 )
 def test_in_authorized_nothing_without_a_valid_verification_is_executed(
-    source: tuple[bytes, str], policy: Policy, verification: orders.Invalid | None
+    source: tuple[bytes, str], policy: Policy, verification: verdicts.Invalid | None
 ) -> None:
     """In authorized/, with no verification or an Invalid one, decide never returns Execute."""
     parsed = parse_or_error(*source)
@@ -432,7 +432,7 @@ def test_an_order_changed_by_any_single_byte_never_verifies(
     signature = sshsig.sign(original, KEY, hash_algorithm=hash_algorithm)
     envelope = parse(original, name=name)
     verdict = orders.check(envelope, original, signature, TRUST, NOW)
-    assert isinstance(verdict, orders.Valid), verdict  # the property below is not vacuous
+    assert isinstance(verdict, verdicts.Valid), verdict  # the property below is not vacuous
     assert isinstance(decide(envelope, Lane.AUTHORIZED, FULL_POLICY, verdict), Execute)
 
     index = at % len(original)
@@ -442,7 +442,7 @@ def test_an_order_changed_by_any_single_byte_never_verifies(
     if isinstance(parsed, EnvelopeError):
         return  # answered invalid: never verified, never run
     after = orders.check(parsed, changed, signature, TRUST, NOW)
-    assert isinstance(after, orders.Invalid), (index, changed[max(0, index - 10) : index + 10])
+    assert isinstance(after, verdicts.Invalid), (index, changed[max(0, index - 10) : index + 10])
     assert not isinstance(decide(parsed, Lane.AUTHORIZED, FULL_POLICY, after), Execute)
 
 
@@ -458,7 +458,7 @@ def test_a_signature_changed_by_any_single_byte_never_verifies(
     changed = signature[:index] + bytes([signature[index] ^ flip]) + signature[index + 1 :]
     envelope = parse(original, name=name)
     after = orders.check(envelope, original, changed, TRUST, NOW)
-    assert isinstance(after, orders.Invalid), (index, changed)
+    assert isinstance(after, verdicts.Invalid), (index, changed)
     assert not isinstance(decide(envelope, Lane.AUTHORIZED, FULL_POLICY, after), Execute)
 
 
@@ -469,7 +469,7 @@ def test_a_signature_by_a_key_not_in_allowed_signers_never_verifies(order: tuple
     original, name = order
     envelope = parse(original, name=name)
     verdict = orders.check(envelope, original, sshsig.sign(original, OTHER_KEY), TRUST, NOW)
-    assert isinstance(verdict, orders.Invalid)
+    assert isinstance(verdict, verdicts.Invalid)
     assert "not in allowed_signers" in verdict.reason
     assert not isinstance(decide(envelope, Lane.AUTHORIZED, FULL_POLICY, verdict), Execute)
 
@@ -502,4 +502,4 @@ def test_every_max_age_the_config_accepts_gives_a_verifier_that_never_raises(
     )
     envelope = parse(data, name="o1.md")
     verdict = orders.check(envelope, data, sshsig.sign(data, KEY), trust, NOW)
-    assert isinstance(verdict, orders.Valid)
+    assert isinstance(verdict, verdicts.Valid)

@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 
 from slopd.core import replies
 from slopd.core.envelope import ID_PATTERN, Envelope, parse, render
-from slopd.core.replies import ReplyClass, notification, reply_class, reply_id
+from slopd.core.ids import reply_id, timestamp
+from slopd.core.replies import ReplyClass, notification, reply_class
 
 NOW = datetime(2026, 7, 4, 7, 16, 0, tzinfo=UTC)
 WATCHER = "watcher:box"
@@ -346,7 +347,7 @@ def test_replies_render_to_valid_envelopes(make: Callable[[], Envelope]) -> None
 def test_timestamp_is_utc_whole_seconds_z() -> None:
     """Reply times are written in UTC with whole seconds and `Z`, whatever the clock's zone."""
     local = datetime(2026, 7, 4, 9, 16, 0, 987654, tzinfo=timezone(timedelta(hours=2)))
-    assert replies.timestamp(local) == "2026-07-04T07:16:00Z"
+    assert timestamp(local) == "2026-07-04T07:16:00Z"
     assert ack().created_at == "2026-07-04T07:16:00Z"
 
 

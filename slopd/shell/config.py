@@ -6,16 +6,14 @@ Rules:
    index; execute requests are answered with an error.
 3. The config, the allowed-signers file and the state dir never live inside the hub: trusted
    inputs must not be writable by the agents that write the hub.
-4. This is the only module that reads environment variables for defaults.
+4. Defaults that come from the environment (names, paths) are `shell.defaults`'.
 """
 
 from __future__ import annotations
 
-import hashlib
 import math
 import os
 import re
-import socket
 import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
@@ -24,14 +22,17 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from slopd.core import allowed_signers
-from slopd.core.envelope import ACTION_PATTERN, MAX_ENVELOPE_BYTES, PARTY_PATTERN
+from slopd.core.envelope import ACTION_PATTERN, PARTY_PATTERN
+from slopd.core.errors import SetupError
 from slopd.core.orders import Trust
 from slopd.core.routing import Policy
+from slopd.core.vocabulary import MAX_ENVELOPE_BYTES
+from slopd.shell.defaults import default_config_path, default_names
 
 T = TypeVar("T")
 
 
-class ConfigError(Exception):
+class ConfigError(SetupError):
     """The configuration or the set-up around it is unusable; the message names the key or path."""
 
 
@@ -77,23 +78,6 @@ class Config:
             seats=frozenset(self.seats),
             actions=frozenset(self.actions),
         )
-
-
-def default_names() -> tuple[str, ...]:
-    host = re.sub(r"[^A-Za-z0-9._-]", "-", socket.gethostname().split(".")[0]) or "localhost"
-    return ("watcher", f"watcher:{host}")
-
-
-def default_config_path() -> Path:
-    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
-    return Path(base) / "slopd" / "config.toml"
-
-
-def default_state_dir(hub: Path) -> Path:
-    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
-    real = os.path.realpath(hub)
-    slug = re.sub(r"[^A-Za-z0-9._-]", "-", Path(real).name) or "hub"
-    return Path(base) / "slopd" / f"{slug}-{hashlib.sha256(real.encode()).hexdigest()[:10]}"
 
 
 def load(path: Path | None) -> Config:

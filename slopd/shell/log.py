@@ -5,6 +5,7 @@ Rules:
    escaped by the JSON encoder, so hostile names cannot forge or split lines.
 2. The log file is reopened when logrotate moves it (its inode changes), like WatchedFileHandler.
 3. Event names are namespaced nouns with past-tense verbs: `envelope.received`, `reply.written`.
+4. Code that logs is typed against `Logger`, the few methods it uses, not against structlog.
 """
 
 from __future__ import annotations
@@ -19,17 +20,22 @@ import threading
 import time
 from collections.abc import MutableMapping
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, Protocol, TextIO, cast
 
 import structlog
 
-LEVELS = ("debug", "info", "warning", "error", "critical")
+from slopd.shell.fs import write_all
 
 
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]
+class Logger(Protocol):
+    """A structlog bound logger, as slopd uses it: bind values once, log events by name."""
+
+    def bind(self, **values: Any) -> Logger: ...
+    def debug(self, event: str, **values: Any) -> Any: ...
+    def info(self, event: str, **values: Any) -> Any: ...
+    def warning(self, event: str, **values: Any) -> Any: ...
+    def error(self, event: str, **values: Any) -> Any: ...
+    def exception(self, event: str, **values: Any) -> Any: ...
 
 
 class _Sink:
@@ -78,7 +84,7 @@ class _Sink:
         with self.lock:
             if self.stream_fd is not None:
                 with contextlib.suppress(OSError):
-                    _write_all(self.stream_fd, data)
+                    write_all(self.stream_fd, data)
             elif self.stream is not None:
                 try:
                     self.stream.write(line)
@@ -87,7 +93,7 @@ class _Sink:
                     pass
             if self.path is not None:
                 with contextlib.suppress(OSError):
-                    _write_all(self._reopen_if_rotated(), data)
+                    write_all(self._reopen_if_rotated(), data)
 
 
 class _LineLogger:
@@ -155,5 +161,5 @@ def configure(*, log_file: Path | None, level: str = "info", stream: TextIO | No
     )
 
 
-def get() -> Any:
-    return structlog.get_logger()
+def get() -> Logger:
+    return cast("Logger", structlog.get_logger())

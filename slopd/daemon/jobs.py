@@ -1,11 +1,14 @@
 """Work that runs beside the main loop: executions and summarizer calls, each in its own thread.
 
 Rules:
-1. Each target (the executor, a seat, the summarizer) has a FIFO and a concurrency limit;
-   a job starts only when its target has a free slot, so one slow target never delays another.
-2. A finished job is handed back to the main loop through one queue; only the main loop writes
+1. Each queue (the executor, each seat, each action, the summarizer) has a FIFO and a
+   concurrency limit; a job starts only when its queue has a free slot, so one slow target
+   never delays another.
+2. `before_start` runs on the main loop just before a job's thread starts (the at-most-once
+   point: an execution's `executing` is committed there).
+3. A finished job is handed back to the main loop through one queue; only the main loop writes
    replies and the ledger.
-3. `cancel_all` asks every running job to stop; a cancelled run reports `cancelled`.
+4. `cancel_all` asks every running job to stop; a cancelled run reports `cancelled`.
 """
 
 from __future__ import annotations
@@ -13,57 +16,71 @@ from __future__ import annotations
 import queue
 import threading
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
-from typing import Any
+from enum import StrEnum
 
 from slopd.core.envelope import Envelope
-from slopd.executor import RunResult
+from slopd.core.outcome import RunResult
+from slopd.core.targets import Target
+from slopd.daemon.plans import Input
+
+SUMMARIZER = "summarizer"  # the summarizer's queue; execution queues are their `Target`s
+
+
+class Work(StrEnum):
+    EXECUTE = "execute"
+    SUMMARIZE = "summarize"
 
 
 @dataclass(eq=False)
 class Job:
-    key: str
-    kind: str  # "execute" or "summarize"
-    target: str
+    work: Work
     envelope: Envelope
-    lane: str
-    file: str
-    inode: int
+    input: Input
+    target: Target | None  # what an execution runs; None for a summary
     start: Callable[[Job], RunResult]
+    timeout: float = 0.0
     cancel: threading.Event = field(default_factory=threading.Event)
     result: RunResult | None = None
-    context: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def key(self) -> str:
+        return self.envelope.id
+
+    @property
+    def queue(self) -> Hashable:
+        return self.target if self.target is not None else SUMMARIZER
 
 
 class JobPool:
     def __init__(
         self,
-        limits: dict[str, int],
+        limits: dict[Hashable, int],
         *,
         wake: Callable[[], None],
         before_start: Callable[[Job], None],
     ) -> None:
         self._limits = limits
         self._before_start = before_start
-        self._waiting: dict[str, deque[Job]] = {}
-        self._running: dict[str, set[Job]] = {}
+        self._waiting: dict[Hashable, deque[Job]] = {}
+        self._running: dict[Hashable, set[Job]] = {}
         self.finished: queue.SimpleQueue[Job] = queue.SimpleQueue()
         self._wake = wake
 
-    def set_limit(self, target: str, limit: int) -> None:
-        self._limits[target] = limit
+    def set_limit(self, queue_key: Hashable, limit: int) -> None:
+        self._limits[queue_key] = limit
         self.start_ready()
 
     def submit(self, job: Job) -> None:
-        self._waiting.setdefault(job.target, deque()).append(job)
+        self._waiting.setdefault(job.queue, deque()).append(job)
         self.start_ready()
 
     def start_ready(self) -> list[Job]:
         started = []
-        for target, waiting in self._waiting.items():
-            running = self._running.setdefault(target, set())
-            while waiting and len(running) < self._limits.get(target, 1):
+        for queue_key, waiting in self._waiting.items():
+            running = self._running.setdefault(queue_key, set())
+            while waiting and len(running) < self._limits.get(queue_key, 1):
                 job = waiting.popleft()
                 self._before_start(job)
                 running.add(job)
@@ -89,7 +106,7 @@ class JobPool:
                 if done:
                     self.start_ready()  # the freed slots go to the next jobs in line
                 return done
-            self._running[job.target].discard(job)
+            self._running[job.queue].discard(job)
             done.append(job)
 
     def busy(self) -> bool:

@@ -17,7 +17,6 @@ Rules:
 
 from __future__ import annotations
 
-import argparse
 import os
 import plistlib
 import re
@@ -29,9 +28,10 @@ from dataclasses import dataclass, field
 from importlib import metadata, resources
 from pathlib import Path
 
-from slopd import config as config_module
-from slopd.config import ConfigError
-from slopd.hub import write_file
+from slopd.shell import config as config_module
+from slopd.shell import defaults
+from slopd.shell.config import ConfigError
+from slopd.shell.fs import write_file
 
 GRACE = 30  # seconds; the units' TimeoutStopSec / ExitTimeOut (45 s) must stay above it
 SYSTEM_TEMPLATE = "slopd@.service"
@@ -56,7 +56,7 @@ def data_path(name: str) -> Path:
     packaged = resources.files("slopd").joinpath("_data", name)
     if packaged.is_dir():
         return Path(str(packaged))
-    checkout = Path(__file__).resolve().parent.parent / name
+    checkout = Path(__file__).resolve().parents[2] / name
     if checkout.is_dir():
         return checkout
     raise ConfigError(f"{packaged}: slopd's {name}/ files are missing from this installation")
@@ -130,7 +130,7 @@ def render_systemd(
     if not user:
         state_arg = _unit_word(str(state)) if state else "${STATE_DIRECTORY}"
         return _replace_line(template_text, "ExecStart", _exec_start(slopd, "%f", state_arg, config))
-    state_dir = state or config_module.default_state_dir(hub)
+    state_dir = state or defaults.default_state_dir(hub)
     line = _exec_start(slopd, _unit_word(str(hub)), _unit_word(str(state_dir)), config)
     if path_env:
         value = ("PATH=" + path_env).replace("%", "%%").replace("\\", "\\\\").replace('"', '\\"')
@@ -159,7 +159,7 @@ def render_launchd(
 ) -> bytes:
     """The LaunchAgent plist for `hub`: the template's keys with this installation's values."""
     plist = plistlib.loads(template)
-    state_dir = state or config_module.default_state_dir(hub)
+    state_dir = state or defaults.default_state_dir(hub)
     argv = [str(slopd), "run", "--hub", str(hub), "--state", str(state_dir)]
     if config is not None:
         argv += ["--config", str(config)]
@@ -212,7 +212,7 @@ def _hub(value: str) -> Path:
 
 def _config(value: str | None, hub: Path) -> Path | None:
     """The config to pass: the one given, else the default file if it exists; checked like `run`."""
-    path = Path(value).expanduser().resolve() if value else config_module.default_config_path()
+    path = Path(value).expanduser().resolve() if value else defaults.default_config_path()
     if value is None and not path.exists():
         return None
     if not path.is_file():
@@ -341,54 +341,18 @@ def install(plan: Plan) -> list[str]:
     return done
 
 
-def cmd_service(args: argparse.Namespace) -> int:
+def plan_for(kind: str, *, hub: str, config: str | None, target_dir: str | None) -> Plan:
+    """The plan for `slopd service install --KIND`: this installation's paths, the usual place."""
     slopd = _slopd_executable()
-    hub = _hub(args.hub)
-    config = _config(args.config, hub)
+    hub_path = _hub(hub)
+    config_path = _config(config, hub_path)
     home = Path.home()
-    target = Path(args.target_dir) if args.target_dir else None
-    if args.kind == "systemd":
-        plan = plan_systemd(slopd=slopd, hub=hub, config=config, unit_dir=target or SYSTEM_UNIT_DIR)
-    elif args.kind == "systemd-user":
+    target = Path(target_dir) if target_dir else None
+    if kind == "systemd":
+        return plan_systemd(slopd=slopd, hub=hub_path, config=config_path, unit_dir=target or SYSTEM_UNIT_DIR)
+    if kind == "systemd-user":
         config_home = Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config")
         unit_dir = target or config_home / "systemd" / "user"
-        plan = plan_systemd_user(slopd=slopd, hub=hub, config=config, unit_dir=unit_dir, home=home)
-    else:
-        agent_dir = target or home / "Library" / "LaunchAgents"
-        plan = plan_launchd(slopd=slopd, hub=hub, config=config, agent_dir=agent_dir, home=home)
-    if args.dry_run:
-        for path, data in plan.files:
-            print(f"# {path}\n{data.decode().rstrip()}\n")
-        print("# --dry-run: nothing written")
-    else:
-        for line in install(plan):
-            print(line)
-    for note in plan.notes:
-        print(f"note: {note}")
-    print("next:")
-    for command in plan.commands:
-        print(f"  {command}")
-    return 0
-
-
-def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Add `slopd service install …` to the CLI's subcommands."""
-    text = "install slopd as a service (systemd or launchd)"
-    service = commands.add_parser("service", help=text, description=text)
-    actions = service.add_subparsers(dest="service_command", required=True)
-    text = "render the unit or LaunchAgent with this installation's paths, write it, print what to run"
-    install_parser = actions.add_parser("install", help=text, description=text)
-    kind = install_parser.add_mutually_exclusive_group(required=True)
-    for flag, help_text in (
-        ("systemd", "a system service, slopd@HUB.service (run as root)"),
-        ("systemd-user", "a per-user service (systemctl --user)"),
-        ("launchd", "a macOS LaunchAgent"),
-    ):
-        kind.add_argument(f"--{flag}", dest="kind", action="store_const", const=flag, help=help_text)
-    install_parser.add_argument("--hub", required=True, help="the hub folder")
-    install_parser.add_argument("--config", help="TOML config (default: the default config, if it exists)")
-    install_parser.add_argument("--dry-run", action="store_true", help="print the files; write nothing")
-    install_parser.add_argument(
-        "--target-dir", metavar="DIR", help="write into DIR instead of the usual place"
-    )
-    install_parser.set_defaults(handler=cmd_service)
+        return plan_systemd_user(slopd=slopd, hub=hub_path, config=config_path, unit_dir=unit_dir, home=home)
+    agent_dir = target or home / "Library" / "LaunchAgents"
+    return plan_launchd(slopd=slopd, hub=hub_path, config=config_path, agent_dir=agent_dir, home=home)

@@ -18,7 +18,9 @@ from datetime import datetime
 
 from slopd.core import orders, sshsig
 from slopd.core.envelope import Envelope
-from slopd.hub import Contents, Hub
+from slopd.core.verdicts import Invalid, Verification
+from slopd.shell.fs import Contents
+from slopd.shell.lanes import Hub
 
 LANE = "authorized"
 
@@ -42,9 +44,7 @@ class Gate:
         first = name not in self._first_seen
         return self._first_seen.setdefault(name, now), first
 
-    def examine(
-        self, name: str, envelope: Envelope, message: bytes, now: float
-    ) -> Hold | orders.Verification:
+    def examine(self, name: str, envelope: Envelope, message: bytes, now: float) -> Hold | Verification:
         """Hold the order `name`, or verify it (its signature is read here, once)."""
         sidecar = envelope.sidecar
         signature: bytes | None = None
@@ -54,7 +54,7 @@ class Gate:
                 signature = read.data
             elif read.stat is not None:
                 self.forget(name)
-                return orders.Invalid(f"its signature {sidecar} {read.reason}")
+                return Invalid(f"its signature {sidecar} {read.reason}")
             else:
                 since, first = self._seen(name, now)
                 if now < since + self.grace:

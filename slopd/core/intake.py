@@ -12,20 +12,33 @@ Rules:
    last write, the writer is presumed gone (a lost event) and rule 2 applies.
 4. Names that are not inputs, and inputs left for another watcher, stay quiet until their
    signature changes; a failed input waits for the next full scan.
+5. A candidate keeps the `Kind` its name was classified as when it was first offered, so a
+   name is classified once per sighting.
 """
 
 from __future__ import annotations
 
 import heapq
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Generic, TypeVar
 
-from slopd.watcher import Hint
+from slopd.core.layout import Signature
+from slopd.core.names import Kind
 
 FRESH_RENAME = 0.25  # seconds between a file's last write and its rename that still mean "just written"
 Where = tuple[str, str]
-Signature = tuple[int, int, int, int]
 T = TypeVar("T")
+
+
+class Hint(StrEnum):
+    """What a filesystem event said about a lane entry (`shell.watcher` makes them)."""
+
+    ARRIVED = "arrived"  # renamed into the lane: complete
+    CREATED = "created"  # being written in place
+    WRITTEN = "written"
+    CLOSED = "closed"  # its writer closed it (inotify only)
+    RESCAN = "rescan"  # events were lost: scan everything
 
 
 class Oldest(Generic[T]):
@@ -64,6 +77,7 @@ class _Candidate:
     signature: Signature | None
     since: float
     complete: bool = False
+    kind: Kind = Kind.INPUT
 
 
 class Intake:
@@ -102,15 +116,24 @@ class Intake:
     def scan_started(self) -> None:
         self._failed.clear()
 
-    def scanned(self, where: Where, signature: Signature, *, age: float, now: float) -> None:
+    def scanned(
+        self, where: Where, signature: Signature, *, age: float, now: float, kind: Kind = Kind.INPUT
+    ) -> None:
         """A full scan saw `where`, last written `age` seconds ago."""
         if where in self._candidates or where in self._failed or self.is_quiet(where, signature):
             return
         since = now - self.settle if age >= self.settle else now
-        self._candidates[where] = _Candidate(signature, since)
+        self._candidates[where] = _Candidate(signature, since, kind=kind)
 
     def hinted(
-        self, where: Where, hint: Hint, signature: Signature | None, *, now: float, wall: float | None = None
+        self,
+        where: Where,
+        hint: Hint,
+        signature: Signature | None,
+        *,
+        now: float,
+        wall: float | None = None,
+        kind: Kind = Kind.INPUT,
     ) -> None:
         """An event said something about `where`; `signature` is its lstat now (None: gone).
 
@@ -124,10 +147,10 @@ class Intake:
             self._writing.pop(where, None)
             renamed_after = (signature[3] - signature[2]) / 1e9  # ctime - mtime
             if wall is None or renamed_after <= FRESH_RENAME:
-                self._candidates[where] = _Candidate(signature, now, complete=True)
+                self._candidates[where] = _Candidate(signature, now, complete=True, kind=kind)
             else:
                 age = max(wall - signature[2] / 1e9, 0.0)
-                self._candidates[where] = _Candidate(signature, now - age)
+                self._candidates[where] = _Candidate(signature, now - age, kind=kind)
             return
         if hint is Hint.CLOSED:
             self._writing.pop(where, None)
@@ -137,11 +160,11 @@ class Intake:
             self._writing[where] = now
         current = self._candidates.get(where)
         if current is None or current.signature != signature or hint is not Hint.CLOSED:
-            self._candidates[where] = _Candidate(signature, now)
+            self._candidates[where] = _Candidate(signature, now, kind=kind)
 
-    def defer(self, where: Where, signature: Signature, *, until: float) -> None:
+    def defer(self, where: Where, signature: Signature, *, until: float, kind: Kind = Kind.INPUT) -> None:
         """Look at `where` again at `until` (a held order, a sidecar waiting for its order)."""
-        self._candidates[where] = _Candidate(signature, until, complete=True)
+        self._candidates[where] = _Candidate(signature, until, complete=True, kind=kind)
 
     def forget_missing(self, present: set[Where]) -> None:
         for table in (self._candidates, self._writing, self._quiet):
@@ -168,16 +191,20 @@ class Intake:
 
     def confirm(self, where: Where, signature: Signature | None, *, now: float) -> bool:
         """True when `where` is still as it was and may be read now (it leaves the candidates)."""
+        return self.take(where, signature, now=now) is not None
+
+    def take(self, where: Where, signature: Signature | None, *, now: float) -> Kind | None:
+        """`confirm`, returning the candidate's kind when it may be read now, else None."""
         candidate = self._candidates.get(where)
         if candidate is None:
-            return False
+            return None
         if signature is None:
             del self._candidates[where]
             self._writing.pop(where, None)
-            return False
+            return None
         if candidate.complete or signature == candidate.signature:
             del self._candidates[where]
             self._writing.pop(where, None)
-            return True
-        self._candidates[where] = _Candidate(signature, now)
-        return False
+            return candidate.kind
+        self._candidates[where] = _Candidate(signature, now, kind=candidate.kind)
+        return None

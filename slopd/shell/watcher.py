@@ -16,7 +16,6 @@ import logging
 import os
 import sys
 from collections.abc import Callable
-from enum import StrEnum
 from pathlib import Path
 
 from watchdog.events import (
@@ -30,16 +29,10 @@ from watchdog.events import (
 from watchdog.observers.api import BaseObserver
 from watchdog.observers.polling import PollingObserver
 
+from slopd.core.intake import Hint
+
 POLL_INTERVAL = 1.0
-
-
-class Hint(StrEnum):
-    ARRIVED = "arrived"
-    CREATED = "created"
-    WRITTEN = "written"
-    CLOSED = "closed"
-    RESCAN = "rescan"
-
+_WATCHDOG_LOGGERS = ("watchdog.observers.inotify_c", "watchdog.observers.inotify")
 
 Notice = tuple[str, str, Hint]
 _HINTS: dict[type[FileSystemEvent], Hint] = {
@@ -126,7 +119,7 @@ class Watcher:
         observer.daemon = True
         observer.start()
         self._observer = observer
-        for name in ("watchdog.observers.inotify_c", "watchdog.observers.inotify"):
+        for name in _WATCHDOG_LOGGERS:
             logging.getLogger(name).addHandler(self._alarm)
 
     def healthy(self) -> bool:
@@ -137,6 +130,8 @@ class Watcher:
 
     def stop(self) -> None:
         observer, self._observer = self._observer, None
+        for name in _WATCHDOG_LOGGERS:
+            logging.getLogger(name).removeHandler(self._alarm)
         if observer is not None:
             observer.stop()
             observer.join(timeout=5)

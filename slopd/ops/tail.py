@@ -10,7 +10,7 @@ from collections import deque
 from pathlib import Path
 from typing import Any
 
-from slopd.log import LEVELS
+from slopd.core.vocabulary import LOG_LEVELS
 
 FIRST_KEYS = ("id", "lane", "file", "type")
 SKIPPED_KEYS = frozenset({"timestamp", "level", "event"})
@@ -48,9 +48,9 @@ def wanted(raw: str, *, envelope_id: str | None, level: str, lane: str | None = 
         return False
     if lane is not None and record.get("lane") != lane:
         return False
-    rank = LEVELS.index(level)
+    rank = LOG_LEVELS.index(level)
     found = record.get("level")
-    return not (found in LEVELS and LEVELS.index(found) < rank)
+    return not (found in LOG_LEVELS and LOG_LEVELS.index(found) < rank)
 
 
 def show(

@@ -7,7 +7,7 @@ Rules:
 3. The child's environment is the daemon's minus systemd's notify/watchdog/socket variables
    and any inherited `SLOP_*`, plus the `SLOP_*` values given.
 4. stdout is kept up to a cap (the rest is drained and dropped); stderr keeps its tail.
-5. `run` never raises for the child's behaviour: it returns a `RunResult`.
+5. `run` never raises for the child's behaviour: it returns a `core.outcome.RunResult`.
 """
 
 from __future__ import annotations
@@ -18,9 +18,10 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+
+from slopd.core.outcome import RunResult
 
 STDOUT_CAP = 1024 * 1024
 STDERR_TAIL = 4096
@@ -35,19 +36,7 @@ _DAEMON_ONLY = (
 )
 
 
-@dataclass(frozen=True, slots=True)
-class RunResult:
-    exit_code: int | None  # None when the command could not start
-    stdout: bytes
-    stderr_tail: bytes
-    timed_out: bool = False
-    cancelled: bool = False
-    truncated: bool = False
-    start_error: str | None = None
-
-    @property
-    def ok(self) -> bool:
-        return self.exit_code == 0 and not (self.timed_out or self.cancelled)
+Runner = Callable[..., RunResult]  # `run`'s signature; tests pass their own
 
 
 def child_environment(slop: Mapping[str, str], extra: Mapping[str, str] | None = None) -> dict[str, str]:

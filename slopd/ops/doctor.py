@@ -11,19 +11,18 @@ Rules:
 
 from __future__ import annotations
 
-import argparse
 import os
 import shutil
 import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 
-from slopd import config as config_module
-from slopd import lock
-from slopd.config import Command, Config, ConfigError
-from slopd.hub import LANES
+from slopd.core.layout import LANES
+from slopd.shell import config as config_module
+from slopd.shell import defaults, lock
+from slopd.shell.config import Command, Config, ConfigError
 
 CLOCK_SLACK = 300  # seconds the newest file in the hub may be ahead of our clock
 NETWORK_FILESYSTEMS = frozenset({"nfs", "nfs4", "cifs", "smb3", "smbfs", "9p", "virtiofs", "afs", "ceph"})
@@ -77,7 +76,7 @@ def check_state(hub: Path, state: Path) -> Iterator[Finding]:
 
 
 def check_config(hub: Path, given: Path | None) -> tuple[list[Finding], Config | None]:
-    path = given or config_module.default_config_path()
+    path = given or defaults.default_config_path()
     if given is None and not path.exists():
         text = f"no config at {path}: slopd runs on the safe defaults (ack, discuss, index; no execution)"
         return [Finding("ok", "config", text)], config_module.load(None)
@@ -289,29 +288,3 @@ def diagnose(hub: Path, config_path: Path | None, state: Path, now: datetime) ->
         findings += [*check_signers(hub, config), *check_commands(config)]
     findings += [*check_clock(hub, now), *check_inotify(), *check_daemon(state), *check_filesystem(hub)]
     return findings
-
-
-def cmd_doctor(args: argparse.Namespace) -> int:
-    hub = Path(args.hub).expanduser().absolute()
-    state = Path(args.state) if args.state else config_module.default_state_dir(hub)
-    config = Path(args.config).expanduser() if args.config else None
-    findings = diagnose(hub, config, state, datetime.now(UTC))
-    for finding in findings:
-        print(finding.line())
-    problems = [finding.topic for finding in findings if finding.level == "problem"]
-    warnings = sum(finding.level == "warn" for finding in findings)
-    if problems:
-        print(f"{len(problems)} problem(s): {', '.join(problems)}")
-        return 1
-    print(f"no problems ({warnings} warning(s))")
-    return 0
-
-
-def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Add `slopd doctor` to the CLI's subcommands."""
-    text = "check the set-up of a hub and explain each problem in plain words"
-    sub = commands.add_parser("doctor", help=text, description=text)
-    sub.add_argument("--hub", required=True, help="the hub folder")
-    sub.add_argument("--config", help="TOML config (default $XDG_CONFIG_HOME/slopd/config.toml)")
-    sub.add_argument("--state", help="state dir (default $XDG_STATE_HOME/slopd/<hub-id>)")
-    sub.set_defaults(handler=cmd_doctor)

@@ -8,9 +8,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from slopd.core.layout import INPUT_LANES
 from slopd.core.names import Kind, classify
-from slopd.hub import INPUT_LANES, Hub
-from slopd.ledger import Ledger
+from slopd.shell.lanes import Hub
+from slopd.shell.ledger import Ledger
 
 LISTED = 20
 LOG_TAIL_BYTES = 1 << 20

@@ -1,0 +1,141 @@
+"""The composition root: the one place that builds slopd's configured pieces into a running whole.
+
+`slopd run`, the tests, and the HTTP and MCP servers all start a hub the same way:
+
+    with app.start(hub, config_path=…, state=…) as hub_app:
+        hub_app.daemon().run(stop=…)
+
+Rules:
+1. A hub is a folder with `inbox/`; the config, the allowed-signers file and the state dir must
+   resolve outside it (SPEC §1) — each refusal is a `SetupError` naming the path.
+2. `start` takes the per-hub lock before anything is written (a second daemon exits 2, naming
+   the holder), then configures the log, opens the hub and the ledger; `close` undoes it all.
+3. The config is read once here and again, by the same code, on every reload.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TextIO
+
+from slopd.core.errors import UsageError
+from slopd.core.intake import Intake
+from slopd.core.orders import Trust
+from slopd.daemon.batch import GroupCommit
+from slopd.daemon.gate import Gate
+from slopd.daemon.loop import Daemon
+from slopd.daemon.parts import Clock, Parts
+from slopd.shell import config as config_module
+from slopd.shell import defaults, executor, lock, log
+from slopd.shell.archive import Archive
+from slopd.shell.config import Config
+from slopd.shell.lanes import Hub, require_hub
+from slopd.shell.ledger import Ledger
+from slopd.shell.notifier import Notifier
+
+LEDGER_NAME = "ledger.sqlite3"
+LOG_NAME = "slopd.log"
+WRITER_TIMEOUT = 30.0  # seconds an open writer is waited for before it is presumed gone
+
+
+def load_config(hub: Path, path: Path | None) -> Config:
+    """The config at `path` (or the default path, or the embedded defaults), checked outside `hub`."""
+    config = config_module.load(path)
+    chosen = path or defaults.default_config_path()
+    if chosen.exists():
+        config_module.ensure_outside(hub, chosen, "the config")
+    if config.auth.allowed_signers is not None:
+        config_module.ensure_outside(hub, config.auth.allowed_signers, "the allowed-signers file")
+    return config
+
+
+@dataclass(eq=False)
+class App:
+    """One hub's configured pieces, open and locked."""
+
+    root: Path
+    state: Path
+    config_path: Path | None
+    config: Config
+    trust: Trust | None
+    hub: Hub
+    ledger: Ledger
+    log: log.Logger
+    runner: executor.Runner
+    clock: Callable[[], datetime]
+    lock_fd: int
+
+    def reload_config(self) -> Config:
+        return load_config(self.root, self.config_path)
+
+    def daemon(self) -> Daemon:
+        """The daemon over these pieces (build one per run)."""
+        config, logger = self.config, self.log
+        hub = self.hub
+        ledger = self.ledger
+        archive = Archive(hub)
+        intake = Intake(settle=config.settle, writer_timeout=WRITER_TIMEOUT, track_writers=False)
+        parts = Parts(
+            hub=hub,
+            archive=archive,
+            ledger=ledger,
+            config=config,
+            log=logger,
+            clock=Clock(self.clock),
+            intake=intake,
+            gate=Gate(hub, self.trust, config.auth.sig_grace, self.clock),
+            notifier=Notifier(config.notify, self.runner, executor.child_environment({}), logger),
+            commits=GroupCommit(hub, archive, ledger, logger),
+            runner=self.runner,
+            state_dir=self.state,
+        )
+        return Daemon(parts, reload=self.reload_config)
+
+    def close(self) -> None:
+        self.ledger.close()
+        self.hub.close()
+        log.close()
+        os.close(self.lock_fd)
+
+
+@contextmanager
+def start(
+    root: str | Path,
+    *,
+    config_path: Path | None = None,
+    state: str | Path | None = None,
+    log_file: Path | None = None,
+    log_level: str = "info",
+    log_stream: TextIO | None = sys.stderr,
+    runner: executor.Runner = executor.run,
+    clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+) -> Iterator[App]:
+    """Open a hub for serving (rules 1-2); closed again when the block ends."""
+    root = require_hub(root)
+    config = load_config(root, config_path)
+    trust = config_module.load_trust(config)
+    state_path = defaults.state_dir(root, state)
+    config_module.ensure_outside(root, state_path, "the state dir")
+    state_path.mkdir(parents=True, exist_ok=True, mode=0o700)
+    try:
+        lock_fd = lock.acquire(state_path)
+    except lock.LockHeld as held:
+        raise UsageError(f"another slopd holds this hub: {held}") from None
+    try:
+        log.configure(log_file=log_file or state_path / LOG_NAME, level=log_level, stream=log_stream)
+        hub = Hub(root)
+        ledger = Ledger(state_path / LEDGER_NAME)
+    except BaseException:
+        os.close(lock_fd)
+        raise
+    opened = App(root, state_path, config_path, config, trust, hub, ledger, log.get(), runner, clock, lock_fd)
+    try:
+        yield opened
+    finally:
+        opened.close()

@@ -1,0 +1,76 @@
+"""Commands that read or set up a hub and its state dir: `init`, `status`, `tail`, `notes`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from slopd.core import guide
+from slopd.core.errors import UsageError
+from slopd.core.vocabulary import MAX_ENVELOPE_BYTES
+from slopd.ops import status as status_view
+from slopd.ops import tail as tail_view
+from slopd.shell import lock
+from slopd.shell.defaults import default_names
+from slopd.shell.defaults import state_dir as choose_state_dir
+from slopd.shell.lanes import Hub, require_hub
+from slopd.shell.lanes import init as init_hub
+from slopd.shell.ledger import Ledger
+
+LEDGER_NAME = "ledger.sqlite3"
+LOG_NAME = "slopd.log"
+
+
+def state_dir(args: argparse.Namespace, hub: Path) -> Path:
+    return choose_state_dir(hub, args.state)
+
+
+def _ledger(state: Path) -> Ledger | None:
+    path = state / LEDGER_NAME
+    return Ledger(path) if path.exists() else None
+
+
+def init(args: argparse.Namespace) -> int:
+    root = Path(args.hub)
+    made = init_hub(root, guide.render(names=default_names(), max_bytes=MAX_ENVELOPE_BYTES))
+    for path in made:
+        print(f"created {path}")
+    if not made:
+        print(f"{root}: already a hub; nothing changed")
+    return 0
+
+
+def status(args: argparse.Namespace) -> int:
+    root = require_hub(args.hub)
+    state = state_dir(args, root)
+    report = status_view.gather(Hub(root), _ledger(state), lock.holder(state), state)
+    if args.json:
+        print(json.dumps(report, indent=2, ensure_ascii=False))
+    else:
+        sys.stdout.write(status_view.render(report))
+    return 0
+
+
+def tail(args: argparse.Namespace) -> int:
+    root = require_hub(args.hub)
+    path = Path(args.log_file) if args.log_file else state_dir(args, root) / LOG_NAME
+    if not path.exists() and not args.follow:
+        raise UsageError(f"{path}: no log yet (has slopd run on this hub with this state dir?)")
+    tail_view.show(
+        path, follow=args.follow, envelope_id=args.id, level=args.level, lines=args.lines, lane=args.lane
+    )
+    return 0
+
+
+def notes(args: argparse.Namespace) -> int:
+    root = require_hub(args.hub)
+    ledger = _ledger(state_dir(args, root))
+    found = ledger.notes(args.search) if ledger is not None else []
+    for note in found:
+        print(f"## {note.created_at} — {note.sender} — {note.id}\n\n{note.body.strip()}\n")
+    if not found:
+        print("no notes match" if args.search else "no notes yet", file=sys.stderr)
+        return 1 if args.search else 0
+    return 0

@@ -1,0 +1,156 @@
+"""Every `slopd` command and option, in one table, built from imports that cost nothing.
+
+A command's handler is named `module:function` and imported only when that command runs, so
+`slopd send` never loads the daemon, watchdog, structlog or cryptography.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from slopd.core.vocabulary import LOG_LEVELS, MAX_ENVELOPE_BYTES, MODES, NAMESPACE, TYPES
+
+_DEFAULT_STATE = "state dir (default $XDG_STATE_HOME/slopd/<hub-id>)"
+_DEFAULT_CONFIG = "TOML config (default $XDG_CONFIG_HOME/slopd/config.toml)"
+_DEFAULT_LOG = "log file (default STATE/slopd.log)"
+
+
+class _Version(argparse.Action):
+    """`--version`, reading the package metadata only when asked."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, help="show the version and exit")
+
+    def __call__(self, parser: argparse.ArgumentParser, *_args: object, **_kwargs: object) -> None:
+        from slopd.ops.service import version  # noqa: PLC0415  # importlib.metadata is slow to load
+
+        parser.exit(message=f"slopd {version()}\n")
+
+
+def build() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="slopd", description="A safe SLOP.md handoff hub.")
+    parser.add_argument("--version", action=_Version)
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    def command(name: str, handler: str, text: str) -> argparse.ArgumentParser:
+        sub = commands.add_parser(name, help=text, description=text)
+        sub.set_defaults(handler=handler)
+        return sub
+
+    _hub_commands(command)
+    _envelope_commands(command)
+    _key_commands(command)
+    _operating_commands(command, commands)
+    return parser
+
+
+Command = Callable[[str, str, str], argparse.ArgumentParser]
+
+
+def _hub_and_state(sub: argparse.ArgumentParser) -> None:
+    sub.add_argument("--hub", required=True, help="the hub folder")
+    sub.add_argument("--state", help=_DEFAULT_STATE)
+
+
+def _hub_commands(command: Command) -> None:
+    sub = command("init", "slopd.cli.hubs:init", "create the lanes and HUB.md (changes nothing that exists)")
+    sub.add_argument("hub", metavar="HUB")
+
+    sub = command("run", "slopd.cli.daemon:run", "run the daemon on a hub")
+    _hub_and_state(sub)
+    sub.add_argument("--config", help=_DEFAULT_CONFIG)
+    sub.add_argument("--once", action="store_true", help="drain what is there, then exit")
+    sub.add_argument(
+        "--polling", action="store_true", help="poll the lanes (network/FUSE filesystems without events)"
+    )
+    sub.add_argument("--log-file", help=_DEFAULT_LOG)
+    sub.add_argument("--log-level", default="info", choices=LOG_LEVELS)
+    sub.add_argument(
+        "--grace",
+        type=float,
+        default=30.0,
+        help="seconds running executions get to finish on SIGTERM (default 30)",
+    )
+
+    sub = command("status", "slopd.cli.hubs:status", "lanes, pending items, last replies, daemon pid")
+    _hub_and_state(sub)
+    sub.add_argument("--json", action="store_true")
+
+    sub = command("tail", "slopd.cli.hubs:tail", "the JSON log, readable")
+    _hub_and_state(sub)
+    sub.add_argument("-f", "--follow", action="store_true")
+    sub.add_argument("--id", help="only lines about this envelope id")
+    sub.add_argument("--level", default="debug", choices=LOG_LEVELS, help="minimum level")
+    sub.add_argument("--lane", choices=("inbox", "authorized"), help="only lines about this lane")
+    sub.add_argument("-n", "--lines", type=int, default=40, help="how many lines (default 40)")
+    sub.add_argument("--log-file", help=_DEFAULT_LOG)
+
+    sub = command("notes", "slopd.cli.hubs:notes", "the indexed notes, newest first")
+    _hub_and_state(sub)
+    sub.add_argument("--search", metavar="TEXT")
+
+
+def _envelope_commands(command: Command) -> None:
+    sub = command("send", "slopd.cli.envelopes:send", "drop a valid envelope into the inbox; prints its id")
+    sub.add_argument("--hub", required=True)
+    sub.add_argument("--type", required=True, choices=TYPES)
+    sub.add_argument("--from", dest="sender", required=True)
+    sub.add_argument("--to", required=True)
+    sub.add_argument("--in-reply-to")
+    sub.add_argument("--mode", choices=MODES)
+    sub.add_argument("--slug", help="a few words for the id")
+    sub.add_argument("--wait", type=float, metavar="SECS", help="print the terminal reply")
+    sub.add_argument("file", nargs="?", metavar="FILE|-", help="the body (- for stdin)")
+
+    sub = command("validate", "slopd.cli.envelopes:validate", "lint envelopes as the daemon would")
+    sub.add_argument("files", nargs="+", metavar="FILE")
+    sub.add_argument("--max-bytes", type=int, default=MAX_ENVELOPE_BYTES)
+
+
+def _key_commands(command: Command) -> None:
+    text = "write an OpenSSH Ed25519 key pair; print its allowed_signers line"
+    sub = command("keygen", "slopd.cli.keys:keygen", text)
+    sub.add_argument("path", metavar="PATH")
+    sub.add_argument("--principal", required=True, help="who signs with it: the `from` of their orders")
+    sub.add_argument("--namespace", default=NAMESPACE)
+
+    sub = command("sign", "slopd.cli.keys:sign", "sign FILE (SSHSIG, namespace slop) into FILE.sig")
+    sub.add_argument("--key", required=True, help="an OpenSSH Ed25519 private key")
+    sub.add_argument("--namespace", default=NAMESPACE)
+    sub.add_argument("--force", action="store_true", help="replace an existing FILE.sig")
+    sub.add_argument("file", metavar="FILE")
+
+    sub = command("verify", "slopd.cli.keys:verify", "verify FILE and its .sig as the daemon would")
+    sub.add_argument("--allowed-signers", required=True)
+    sub.add_argument("--namespace", default=NAMESPACE)
+    sub.add_argument("file", metavar="FILE")
+
+
+def _operating_commands(
+    command: Command, commands: argparse._SubParsersAction[argparse.ArgumentParser]
+) -> None:
+    text = "check the set-up of a hub and explain each problem in plain words"
+    sub = command("doctor", "slopd.cli.operating:doctor", text)
+    sub.add_argument("--hub", required=True, help="the hub folder")
+    sub.add_argument("--config", help=_DEFAULT_CONFIG)
+    sub.add_argument("--state", help=_DEFAULT_STATE)
+
+    text = "install slopd as a service (systemd or launchd)"
+    service = commands.add_parser("service", help=text, description=text)
+    actions = service.add_subparsers(dest="service_command", required=True)
+    text = "render the unit or LaunchAgent with this installation's paths, write it, print what to run"
+    install = actions.add_parser("install", help=text, description=text)
+    install.set_defaults(handler="slopd.cli.operating:service_install")
+    kind = install.add_mutually_exclusive_group(required=True)
+    for flag, help_text in (
+        ("systemd", "a system service, slopd@HUB.service (run as root)"),
+        ("systemd-user", "a per-user service (systemctl --user)"),
+        ("launchd", "a macOS LaunchAgent"),
+    ):
+        kind.add_argument(f"--{flag}", dest="kind", action="store_const", const=flag, help=help_text)
+    install.add_argument("--hub", required=True, help="the hub folder")
+    install.add_argument("--config", help="TOML config (default: the default config, if it exists)")
+    install.add_argument("--dry-run", action="store_true", help="print the files; write nothing")
+    install.add_argument("--target-dir", metavar="DIR", help="write into DIR instead of the usual place")

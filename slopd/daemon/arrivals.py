@@ -1,0 +1,155 @@
+"""Arrivals: the scans and the watcher's hints that make lane entries candidates (`core.intake`).
+
+Rules:
+1. A scan streams the input lanes; the oldest new inputs become candidates, at most
+   `MAX_CANDIDATES`, so a backlog of any size costs no more memory than one slice — the rest is
+   taken at the next scan, which the loop runs at once while a backlog lasts.
+2. A hint only makes a candidate of the name it is about; a lost hint costs latency, never an
+   input: the loop rescans every `rescan_interval`, and at once on an overflow or a dead watcher.
+3. Each name is classified once per sighting, and the candidate keeps that kind.
+4. A signature arriving releases the order held for it at once; a signature whose order is not
+   there waits for it (the grace), or follows it at once when the order is already archived.
+5. Inputs whose job is queued or running are not candidates.
+"""
+
+from __future__ import annotations
+
+import queue
+import time
+from collections.abc import Callable
+
+from slopd.core.intake import Hint, Oldest
+from slopd.core.layout import INPUT_LANES
+from slopd.core.names import Kind, classify
+from slopd.daemon.parts import Parts
+from slopd.shell.lanes import Entry, signature_of
+from slopd.shell.watcher import Notice, Watcher
+
+MAX_CANDIDATES = 1000
+
+
+class Arrivals:
+    def __init__(self, parts: Parts, wake: Callable[[], None]) -> None:
+        self.parts, self.wake = parts, wake
+        self.notices: queue.SimpleQueue[Notice] = queue.SimpleQueue()
+        self.watcher: Watcher | None = None
+        self.backlog = False  # the last scan left inputs for the next one
+
+    # -- the watcher -----------------------------------------------------------------------
+
+    def watch(self, *, polling: bool) -> None:
+        def put(notice: Notice) -> None:
+            self.notices.put(notice)
+            self.wake()
+
+        log = self.parts.log
+        self.watcher = Watcher(self.parts.hub.root, INPUT_LANES, polling=polling, put=put)
+        self.watcher.start()
+        self.parts.intake.track_writers = self.watcher.reports_close
+        for error in self.watcher.errors:
+            log.error("watcher.unavailable", reason=error, fallback="rescans only")
+        log.info("watcher.started", polling=polling)
+
+    def healthy(self) -> bool:
+        return self.watcher is None or self.watcher.healthy()
+
+    def revive(self) -> bool:
+        """False (after restarting it) when the observer thread died: a rescan must follow."""
+        if self.healthy():
+            return True
+        assert self.watcher is not None
+        self.parts.log.error("watcher.died", action="restarted; rescanning")
+        self.parts.last_error = "the watcher thread died (restarted)"
+        self.watcher.restart()
+        return False
+
+    def stop(self) -> None:
+        if self.watcher is not None:
+            self.watcher.stop()
+
+    # -- hints -----------------------------------------------------------------------------
+
+    def take_hints(self, now: float) -> bool:
+        """Feed the watcher's hints to the intake; True when a full rescan was asked for."""
+        parts, rescan = self.parts, False
+        while True:
+            try:
+                lane, name, hint = self.notices.get_nowait()
+            except queue.Empty:
+                return rescan
+            if hint is Hint.RESCAN:
+                parts.log.warning("watcher.overflowed", action="rescanning")
+                rescan = True
+                continue
+            kind = classify(name, lane=lane)
+            if kind is Kind.SIDECAR:
+                self._signature_arrived(name, now)
+            if (lane, name) in parts.in_flight or kind not in (Kind.INPUT, Kind.BAD_NAME):
+                continue
+            status = parts.hub.lstat(lane, name)
+            parts.intake.hinted(
+                (lane, name), hint, signature_of(status), now=now, wall=time.time(), kind=kind
+            )
+
+    def _signature_arrived(self, sidecar: str, now: float) -> None:
+        """Rule 4: the order that waited for this signature is due now."""
+        order = self.parts.gate.arrived(sidecar)
+        if order is None:
+            return
+        status = self.parts.hub.lstat("authorized", order)
+        self.parts.intake.hinted(("authorized", order), Hint.ARRIVED, signature_of(status), now=now)
+
+    # -- scans -----------------------------------------------------------------------------
+
+    def scan(self, now: float) -> None:
+        """Rule 1."""
+        parts, intake = self.parts, self.parts.intake
+        self.backlog = False
+        intake.scan_started()
+        wall = time.time()
+        oldest: Oldest[tuple[Entry, Kind]] = Oldest(max(MAX_CANDIDATES - len(intake), 0))
+        sidecars: list[tuple[str, Entry]] = []
+        seen: set[tuple[str, str]] = set()  # tracked names still present
+        for lane in INPUT_LANES:
+            try:
+                for entry in parts.hub.entries(lane):
+                    where = (lane, entry.name)
+                    if intake.tracks(where):
+                        seen.add(where)
+                    if where in parts.in_flight or intake.is_quiet(where, entry.signature):
+                        continue
+                    kind = classify(entry.name, lane=lane)
+                    if kind in (Kind.INPUT, Kind.BAD_NAME):
+                        if not intake.has(where):
+                            oldest.offer(where, entry.stat.st_mtime_ns, (entry, kind))
+                        continue
+                    if kind is Kind.SIDECAR:
+                        sidecars.append((lane, entry))
+                        continue
+                    intake.quiet(where, entry.signature)
+                    seen.add(where)
+                    if kind is Kind.OTHER:
+                        parts.log.info("file.unrecognized", lane=lane, file=entry.name)
+            except OSError as error:
+                parts.log.error("lane.unreadable", lane=lane, reason=str(error))
+                parts.last_error = f"{lane}/ unreadable"
+        self.backlog = oldest.overflowed
+        for where, (entry, kind) in oldest.sorted():
+            intake.scanned(where, entry.signature, age=wall - entry.stat.st_mtime, now=now, kind=kind)
+            seen.add(where)
+        for lane, entry in sidecars:
+            self._scanned_signature(lane, entry, now)
+            seen.add((lane, entry.name))
+        intake.forget_missing(seen)
+
+    def _scanned_signature(self, lane: str, entry: Entry, now: float) -> None:
+        """Rule 4 for a signature a scan found."""
+        parts, where = self.parts, (lane, entry.name)
+        self._signature_arrived(entry.name, now)
+        order = entry.name.removesuffix(".sig")
+        if parts.hub.exists(lane, order):
+            parts.intake.quiet(where, entry.signature)
+        elif not parts.intake.has(where):
+            order_archived = parts.ledger.archive_paths(lane, order)
+            until = now if order_archived else parts.gate.orphan_until(entry.name, now)
+            parts.intake.defer(where, entry.signature, until=until, kind=Kind.SIDECAR)

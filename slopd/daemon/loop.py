@@ -1,0 +1,261 @@
+"""The daemon's loop: recover, then scan, take what is due, answer finished jobs, until stopped.
+
+Order of effects for one input (SPEC §7): ledger `received` → (ack) → `executing` → run →
+`finished` (outcome stored) → reply written → ledger `done` → moved to `archive/`.
+
+Rules:
+1. The loop's thread owns the hub, the ledger and every reply; worker threads only run
+   commands (`daemon.jobs`). Signal handlers only set a flag and wake the loop.
+2. One input's trip goes one way: arrivals → intake → pipeline (a plan) → effects, in a batch.
+3. Due inputs are handled in batches of up to `BATCH` (group commit, `daemon.batch`); a batch
+   whose commit failed is redone one input at a time, so an input that cannot be answered
+   never holds back the others. Finished jobs and start-up recovery are batches of one.
+4. An input never crashes the loop: an unexpected failure is logged and the file stays in its
+   lane for the next full scan.
+5. SIGHUP reloads the config (an invalid one is logged and the old one kept); SIGTERM stops
+   taking work, lets running jobs finish for `grace` seconds, then cancels them.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+
+from slopd.core.names import Kind
+from slopd.daemon import plans
+from slopd.daemon.arrivals import Arrivals
+from slopd.daemon.batch import Batch, Where
+from slopd.daemon.effects import Effects
+from slopd.daemon.parts import Parts
+from slopd.daemon.pipeline import Pipeline
+from slopd.daemon.recovery import Recoveries
+from slopd.daemon.runs import Runs
+from slopd.shell.config import Config
+from slopd.shell.lanes import Entry, signature_of
+from slopd.shell.sdnotify import SystemdNotifier
+
+BATCH = 100  # inputs per group commit
+Reload = Callable[[], Config]
+
+
+class Daemon:
+    def __init__(self, parts: Parts, *, reload: Reload | None = None) -> None:
+        self.parts, self.reload = parts, reload
+        self.wakeup = threading.Event()
+        self.runs = Runs(parts, self.wakeup.set)
+        self.arrivals = Arrivals(parts, self.wakeup.set)
+        self.recoveries = Recoveries(parts)
+        self.pipeline = Pipeline(parts, self.recoveries)
+        self.effects = Effects(parts, self.runs)
+        self.systemd = SystemdNotifier()
+        self._reload_requested = self._rescan_requested = False
+        self._last_status = ""
+
+    # -- what signal handlers may call -----------------------------------------------------
+
+    def request_reload(self) -> None:
+        self._reload_requested = True
+        self.wakeup.set()
+
+    # -- the loop --------------------------------------------------------------------------
+
+    def run(
+        self, *, stop: threading.Event, once: bool = False, grace: float = 30.0, polling: bool = False
+    ) -> None:
+        """Recover, then scan and serve until `stop` (or, with `once`, until nothing is left)."""
+        self.recover()
+        if not once:
+            self.arrivals.watch(polling=polling)
+        next_scan, ready = 0.0, False
+        try:
+            while not stop.is_set():
+                now = time.monotonic()
+                if self._reload_requested:
+                    self._reload()
+                if self.arrivals.take_hints(now) or not self.arrivals.revive() or self._rescan_requested:
+                    next_scan, self._rescan_requested = 0.0, False
+                if now >= next_scan:
+                    self.arrivals.scan(now)
+                    next_scan = time.monotonic() + self.parts.config.rescan_interval
+                    if not ready:
+                        self.systemd.ready(self.summary())
+                        ready = True
+                self.process_due(time.monotonic())
+                self.finish_jobs()
+                if once and self._drained():
+                    break
+                self._report_health()
+                next_scan = self._wait(next_scan)
+        finally:
+            self.arrivals.stop()
+        self.shutdown(grace)
+
+    def _drained(self) -> bool:
+        return not len(self.parts.intake) and not self.runs.pool.busy() and not self.arrivals.backlog
+
+    def _wait(self, next_scan: float) -> float:
+        """Sleep until the next deadline or a wake-up; returns the (maybe advanced) next scan."""
+        if self.arrivals.backlog and not len(self.parts.intake):
+            next_scan = 0.0  # the next slice of a backlog, at once
+        now = time.monotonic()
+        deadline = min(
+            next_scan,
+            self.parts.intake.next_deadline(),
+            self.parts.notifier.tick(now),
+            self.systemd.ping_due(now),
+        )
+        self.wakeup.wait(timeout=max(deadline - time.monotonic(), 0.0))
+        self.wakeup.clear()
+        return next_scan
+
+    def recover(self) -> None:
+        """Answer what a crash left unanswered, each in a batch of one (rule 3)."""
+        for plan in self.recoveries.at_start():
+            assert not isinstance(plan, plans.Nothing | plans.Wait | plans.Quiet)
+            self._in_batch_of_one(plan)
+
+    def process_due(self, now: float) -> None:
+        """Handle every candidate whose wait is over and that has not changed meanwhile (rule 3)."""
+        due = self.parts.intake.due(now)
+        for start in range(0, len(due), BATCH):
+            undone = self._batch([(where, None) for where in due[start : start + BATCH]])
+            if len(undone) > 1:
+                for item in undone:
+                    self._batch([item])
+
+    def _batch(self, inputs: list[tuple[Where, Kind | None]]) -> list[tuple[Where, Kind | None]]:
+        """Handle `inputs` as one batch; returns those whose effects a failed commit undid.
+
+        An input with no kind yet is a candidate: it is confirmed unchanged (and its kind taken)
+        first; one with a kind is being redone, already confirmed.
+        """
+        parts = self.parts
+        batch = parts.commits.open(stage=len(inputs) > 1)
+        try:
+            for (lane, name), known in inputs:
+                status = parts.hub.lstat(lane, name)
+                if known is None:
+                    kind = parts.intake.take((lane, name), signature_of(status), now=time.monotonic())
+                else:
+                    kind = None if (lane, name) in parts.in_flight else known
+                if kind is None or status is None:
+                    continue
+                batch.inputs.append(((lane, name), kind))
+                self._handle(batch, lane, Entry(name, status), kind)
+        finally:
+            undone = self._commit(batch)
+        return undone
+
+    def _commit(self, batch: Batch) -> list[tuple[Where, Kind | None]]:
+        """Commit `batch`; the inputs left in their lanes wait for the next full scan."""
+        committed = self.parts.commits.commit(batch)
+        for where, reason in committed.failed:
+            self.parts.failed(where, reason)
+        undone = set(committed.undone)
+        return [(where, kind) for where, kind in batch.inputs if where in undone]
+
+    def _handle(self, batch: Batch, lane: str, entry: Entry, kind: Kind) -> None:
+        """Plan one input and carry the plan out in `batch` (rules 2 and 4)."""
+        parts = self.parts
+        try:
+            plan = self.pipeline.plan(lane, entry, kind, time.monotonic())
+            match plan:
+                case plans.Nothing():
+                    pass
+                case plans.Wait(signature, until):
+                    parts.intake.defer((lane, entry.name), signature, until=until, kind=kind)
+                case plans.Quiet(signature):
+                    parts.intake.quiet((lane, entry.name), signature)
+                case _:
+                    self.effects.carry_out(batch, plan)
+        except Exception:  # one bad input must never stop the loop
+            parts.log.bind(lane=lane, file=entry.name).exception("envelope.failed")
+            parts.failed((lane, entry.name), f"{lane}/{entry.name}: handling failed")
+
+    def _in_batch_of_one(self, plan: plans.Plan) -> None:
+        batch = self.parts.commits.open(stage=False)
+        try:
+            self.effects.carry_out(batch, plan)
+        finally:
+            self._commit(batch)  # what was done is committed, as for any batch
+
+    def finish_jobs(self) -> None:
+        """Answer finished jobs, each in a batch of one: an outcome is committed at once."""
+        for job in self.runs.pool.collect():
+            self.parts.in_flight.discard(job.input.where)
+            try:
+                self._in_batch_of_one(self.runs.finished(job))
+            except Exception:  # the loop outlives a failed reply; the next start resumes it
+                job.input.log.exception("job.failed")
+                self.parts.last_error = f"{job.key}: its reply failed"
+
+    # -- health, reload, shutdown ----------------------------------------------------------
+
+    def summary(self) -> str:
+        """The one-line STATUS for systemd: pending, in flight, the last error."""
+        pool = self.runs.pool
+        return (
+            f"{len(self.parts.intake)} pending, {pool.running()} running, {len(pool.waiting())} queued; "
+            f"last error: {self.parts.last_error or 'none'}"
+        )[:200]
+
+    def _report_health(self) -> None:
+        """STATUS when it changed; WATCHDOG=1 only while the loop runs and the observer lives."""
+        status = self.summary()
+        if status != self._last_status:
+            self.systemd.status(status)
+            self._last_status = status
+        if self.arrivals.healthy():
+            self.systemd.ping(time.monotonic())
+
+    def _reload(self) -> None:
+        """SIGHUP: take the new config, or keep the old one and say which key is wrong."""
+        self._reload_requested = False
+        if self.reload is None:
+            return
+        self.systemd.reloading()
+        try:
+            self._apply_reload(self.reload)
+        finally:
+            self.systemd.ready(self.summary())
+
+    def _apply_reload(self, reload: Reload) -> None:
+        from slopd.shell.config import load_trust  # noqa: PLC0415  # only a reload needs it
+
+        parts = self.parts
+        try:
+            config = reload()
+            trust = load_trust(config)
+        except Exception as error:  # any failure keeps the running config
+            parts.log.error("config.reload_failed", reason=str(error))
+            parts.last_error = f"reload failed: {error}"
+            return
+        parts.config, parts.policy = config, config.policy()
+        parts.notifier.argv = config.notify
+        parts.intake.settle = config.settle
+        parts.gate.trust, parts.gate.grace = trust, config.auth.sig_grace
+        self.runs.reconfigure(config)
+        parts.intake.release_all()
+        self._rescan_requested = True
+        parts.log.info("config.reloaded")
+
+    def shutdown(self, grace: float) -> None:
+        """Stop taking work; let running jobs finish within `grace`, then cancel them."""
+        self.systemd.stopping()
+        pool = self.runs.pool
+        for job in pool.drop_waiting():
+            self.parts.in_flight.discard(job.input.where)
+        deadline = time.monotonic() + grace
+        while pool.running() and time.monotonic() < deadline:
+            self.wakeup.wait(timeout=min(0.1, max(deadline - time.monotonic(), 0.0)))
+            self.wakeup.clear()
+            self.finish_jobs()
+        if pool.running():
+            pool.cancel_all()
+            while pool.running():
+                self.wakeup.wait(timeout=0.1)
+                self.wakeup.clear()
+                self.finish_jobs()
+        self.parts.notifier.flush()
+        self.parts.notifier.wait()

@@ -1,0 +1,183 @@
+"""One input's way in: read → parse → verify → decide, ending in exactly one plan.
+
+Rules:
+1. The file is read once (`shell.lanes`); the bytes read are the bytes hashed, parsed,
+   verified and — for an action — executed. A file that cannot be read is refused with the
+   reason; one that vanished since it was listed is nothing.
+2. An invalid input is answered under the key `invalid:DIGEST` of its lane, name and bytes
+   (or, unreadable, of its stat), so a crash mid-answer resumes the same answer.
+3. A valid envelope's ledger row, if any, picks the step (`core.lifecycle.step`).
+4. A new or resumed envelope addressed to another watcher is left quiet without being verified;
+   in `authorized/` the order is then held for its signature or verified (`daemon.gate`),
+   and `core.routing.decide` runs once, with the verdict.
+5. A signature alone in `authorized/` waits for its order for the grace, is finished after a
+   cut-short move, follows an order already archived, or is refused once the grace is over.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+from slopd.core.envelope import Envelope, EnvelopeError, parse
+from slopd.core.lifecycle import Seen, Status, Step, step
+from slopd.core.names import Kind
+from slopd.core.outcome import INTERRUPTED
+from slopd.core.routing import Lane, Leave, decide, elsewhere
+from slopd.core.verdicts import Valid
+from slopd.daemon import plans
+from slopd.daemon.gate import Hold
+from slopd.daemon.parts import Parts
+from slopd.daemon.plans import Input
+from slopd.daemon.recovery import Recoveries
+from slopd.shell.fs import Unreadable
+from slopd.shell.lanes import Entry
+from slopd.shell.ledger import Row
+
+_BAD_NAME = "has a name that is not valid UTF-8, is over 255 bytes, or has control characters"
+
+
+class Pipeline:
+    def __init__(self, parts: Parts, recoveries: Recoveries) -> None:
+        self.parts, self.recoveries = parts, recoveries
+
+    def plan(self, lane: str, entry: Entry, kind: Kind, now: float) -> plans.Plan:
+        """The one plan for the lane entry `entry` (classified as `kind`) at monotonic `now`."""
+        input = Input(lane, entry.name, entry.stat.st_ino, self.parts.log.bind(lane=lane, file=entry.name))
+        if kind is Kind.SIDECAR:
+            return self._signature(input, entry, now)
+        if kind is Kind.BAD_NAME:
+            return self._unreadable(input, entry, _BAD_NAME)
+        if entry.stat.st_nlink > 1:
+            target = self.recoveries.interrupted_archive(lane, entry.name)
+            if target is not None:
+                return plans.FinishMove(input, target, sidecar=False)
+        limit = self.parts.config.max_envelope_bytes
+        contents = self.parts.hub.read(lane, entry.name, limit)
+        if isinstance(contents, Unreadable):
+            if contents.stat is None and not self.parts.hub.exists(lane, entry.name):
+                input.log.debug("envelope.vanished")  # renamed away or deleted since the scan
+                return plans.Nothing()
+            return self._unreadable(input, entry, contents.reason)
+        input = Input(lane, entry.name, contents.stat.st_ino, input.log)
+        sha = hashlib.sha256(contents.data).hexdigest()
+        try:
+            envelope = parse(contents.data, name=entry.name, max_bytes=limit)
+        except EnvelopeError as error:
+            identity = f"{lane}\0{entry.name}\0{sha}".encode(errors="surrogateescape")
+            key = "invalid:" + hashlib.sha256(identity).hexdigest()
+            return plans.Refuse(input, key, sha, error.reasons, error.id, error.sender)
+        input = Input(lane, entry.name, input.inode, input.log.bind(id=envelope.id, type=envelope.type))
+        return self._known(input, entry, envelope, contents.data, sha, now)
+
+    def _known(
+        self, input: Input, entry: Entry, envelope: Envelope, data: bytes, sha: str, now: float
+    ) -> plans.Plan:
+        """Rule 3: what the ledger's row for this id says to do."""
+        row = self.parts.ledger.get(envelope.id)
+        chosen = step(self._seen(row, input, sha))
+        if row is not None and chosen not in (Step.DUPLICATE, Step.FINISH_MOVE):
+            input.log.info("envelope.resumed", status=row.status)
+        match chosen:
+            case Step.NEW | Step.REDECIDE:
+                return self._decide(input, entry, envelope, data, sha, row, now)
+            case Step.RUN:
+                assert row is not None
+                assert row.target is not None
+                return plans.Run(input, envelope, row.target)
+            case Step.ANSWER:
+                assert row is not None
+                outcome, recorded = row.outcome or INTERRUPTED, row.status is Status.FINISHED
+                return plans.Answer(
+                    input, row.key, envelope.id, envelope.sender, outcome, recorded, row.replies, envelope
+                )
+            case Step.ARCHIVE:
+                assert row is not None
+                return plans.Archive(input, row.key, envelope)
+            case Step.FINISH_MOVE:
+                assert row is not None
+                return plans.FinishMove(input, row.archive, sidecar=False, envelope=envelope)
+            case Step.DUPLICATE:
+                self.parts.gate.forget(input.name)
+                return plans.Duplicate(input, envelope, sha)
+
+    def _seen(self, row: Row | None, input: Input, sha: str) -> Seen | None:
+        if row is None:
+            return None
+        same = (row.lane, row.file, row.sha256) == (input.lane, input.name, sha)
+        present = row.archive is None or not same or self.parts.hub.path_exists(row.archive)
+        return Seen(
+            status=row.status,
+            same_input=same,
+            archived=row.archive is not None,
+            queued_execution=row.target is not None,
+            archive_present=present,
+        )
+
+    def _decide(
+        self,
+        input: Input,
+        entry: Entry,
+        envelope: Envelope,
+        data: bytes,
+        sha: str,
+        row: Row | None,
+        now: float,
+    ) -> plans.Plan:
+        """Rule 4."""
+        parts = self.parts
+        leave = elsewhere(envelope, parts.policy)
+        if leave is not None:
+            if row is None:
+                input.log.info("envelope.left", reason=leave.reason)
+            return plans.Quiet(entry.signature)
+        verdict = None
+        if input.lane == "authorized":
+            examined = parts.gate.examine(input.name, envelope, data, now)
+            if isinstance(examined, Hold):
+                if examined.first:
+                    input.log.info("envelope.held", reason=f"waiting for its signature {examined.sidecar}")
+                return plans.Wait(entry.signature, examined.until)
+            verdict = examined
+            if isinstance(verdict, Valid):
+                input.log.info(
+                    "order.verified", principal=verdict.principal, key=verdict.fingerprint, line=verdict.line
+                )
+            else:
+                input.log.warning("order.rejected", reason=verdict.reason)
+        decision = decide(envelope, Lane(input.lane), parts.policy, verdict)
+        assert not isinstance(decision, Leave)
+        sent = row.replies if row is not None else ()
+        return plans.Perform(input, envelope, decision, sent, new=row is None, sha256=sha)
+
+    def _signature(self, input: Input, entry: Entry, now: float) -> plans.Plan:
+        """Rule 5: a `NAME.md.sig` alone in the lane."""
+        parts, name = self.parts, input.name
+        order = name.removesuffix(".sig")
+        if parts.hub.exists(input.lane, order):
+            return plans.Quiet(entry.signature)
+        if entry.stat.st_nlink > 1:
+            target = self.recoveries.interrupted_sidecar(input.lane, name, order)
+            if target is not None:
+                parts.gate.forget(name)
+                return plans.FinishMove(input, target, sidecar=True)
+        if self.recoveries.belongs_to_archived_order(input.lane, name, order):
+            parts.gate.forget(name)
+            return plans.FinishMove(input, None, sidecar=True)
+        until = parts.gate.orphan_until(name, now)
+        if now < until:
+            return plans.Wait(entry.signature, until)
+        parts.gate.forget(name)
+        grace = parts.config.auth.sig_grace
+        return self._unreadable(
+            input, entry, f"is a signature without its order: {order} did not arrive within {grace:g} s"
+        )
+
+    @staticmethod
+    def _unreadable(input: Input, entry: Entry, reason: str) -> plans.Refuse:
+        """Rule 2 for a file whose bytes are not read: keyed by what its stat says."""
+        status = entry.stat
+        identity = (
+            f"{input.lane}\0{input.name}\0{reason}\0{status.st_ino}\0{status.st_size}\0{status.st_mtime_ns}"
+        ).encode(errors="surrogateescape")
+        key = "invalid:" + hashlib.sha256(identity).hexdigest()
+        return plans.Refuse(input, key, "", (f"the file {reason}",), None, None)

@@ -1,0 +1,146 @@
+"""Running configured commands for envelopes: which command, where, with what, and what it came to.
+
+Rules:
+1. An execution runs its `Target`'s command from the config (the executor, a seat, or an
+   action); a discussion with a summarizer configured runs the summarizer. argv is fixed by
+   the config; untrusted data reaches the command only on stdin and in `SLOP_*` (SPEC §7).
+2. An action gets the whole envelope as JSON on stdin (SPEC §6), everything else the body.
+3. Each run has its own folder `STATE/runs/ID/`, its working directory (an action's `cwd`
+   replaces it), with `out/` as `SLOP_OUT_DIR`; files left there become a deliverable. The
+   folder is removed once the reply is committed.
+4. `executing` is committed on its own just before the process starts (`before_start`), and a
+   run's outcome is committed on its own (`finished`) before any reply is written for it.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable, Hashable
+from pathlib import Path
+
+from slopd.core import outcome as outcomes
+from slopd.core import replies, summary
+from slopd.core.envelope import Envelope, to_json
+from slopd.core.outcome import RunResult
+from slopd.core.targets import EXECUTOR, Target, TargetKind
+from slopd.daemon.jobs import SUMMARIZER, Job, JobPool, Work
+from slopd.daemon.parts import Parts
+from slopd.daemon.plans import Answer, Input, Plan, Reply
+from slopd.shell import executor, fs
+from slopd.shell.config import Command, Config
+
+SUMMARIZER_TIMEOUT = 120.0
+SUMMARIES_AT_ONCE = 2
+
+
+def limits(config: Config) -> dict[Hashable, int]:
+    """How many jobs of each queue run at once (the rest wait their turn)."""
+    return {EXECUTOR: config.executor.max_parallel if config.executor else 1, SUMMARIZER: SUMMARIES_AT_ONCE}
+
+
+class Runs:
+    def __init__(self, parts: Parts, wake: Callable[[], None]) -> None:
+        self.parts = parts
+        self.pool = JobPool(limits(parts.config), wake=wake, before_start=self._before_start)
+
+    def reconfigure(self, config: Config) -> None:
+        self.pool.set_limit(EXECUTOR, limits(config)[EXECUTOR])
+
+    def run_dir(self, envelope_id: str) -> Path:
+        return self.parts.state_dir / "runs" / envelope_id
+
+    def execute(self, envelope: Envelope, target: Target, input: Input) -> None:
+        """Queue an execution (called once its `queued` row is committed)."""
+        self._submit(Job(Work.EXECUTE, envelope, input, target, self._run))
+
+    def summarize(self, envelope: Envelope, input: Input) -> None:
+        self._submit(Job(Work.SUMMARIZE, envelope, input, None, self._run))
+
+    def _submit(self, job: Job) -> None:
+        self.parts.in_flight.add(job.input.where)
+        self.pool.submit(job)
+
+    def _command(self, target: Target) -> Command:
+        config = self.parts.config
+        match target.kind:
+            case TargetKind.EXECUTOR:
+                assert config.executor is not None
+                return config.executor
+            case TargetKind.SEAT:
+                return config.seats[target.name]
+            case TargetKind.ACTION:
+                return config.actions[target.name]
+
+    def _before_start(self, job: Job) -> None:
+        """On the main loop, just before the job's thread starts: the at-most-once point."""
+        if job.work is Work.EXECUTE:
+            assert job.target is not None
+            self.parts.ledger.mark_executing(job.key, now=self.parts.clock.stamp())
+            job.input.log.info("execution.started", target=job.target.label)
+
+    def _run(self, job: Job) -> RunResult:
+        """In a worker thread: run the job's command for its envelope (rules 1-3)."""
+        envelope, config = job.envelope, self.parts.config
+        stdin, cwd, extra_env = envelope.body.encode(), None, {}
+        if job.target is not None:
+            command = self._command(job.target)
+            argv, job.timeout, extra_env = command.argv, command.timeout, dict(command.env)
+            if job.target.kind is TargetKind.ACTION:
+                stdin, cwd = to_json(envelope).encode(), command.cwd
+        else:
+            assert config.summarizer is not None
+            argv, job.timeout = config.summarizer, SUMMARIZER_TIMEOUT
+        run_dir = self.run_dir(envelope.id)
+        shutil.rmtree(run_dir, ignore_errors=True)
+        out_dir = run_dir / "out"
+        out_dir.mkdir(parents=True)
+        slop = {
+            "SLOP_ID": envelope.id,
+            "SLOP_FROM": envelope.sender,
+            "SLOP_TO": envelope.to,
+            "SLOP_TYPE": envelope.type,
+            "SLOP_HUB": str(self.parts.hub.root),
+            "SLOP_OUT_DIR": str(out_dir),
+        }
+        return self.parts.runner(
+            argv,
+            stdin=stdin,
+            env=executor.child_environment(slop, extra_env),
+            timeout=job.timeout,
+            cwd=Path(cwd) if cwd else run_dir,
+            cancel=job.cancel,
+        )
+
+    def finished(self, job: Job) -> Plan:
+        """On the main loop: what a finished job comes to (rule 4 for executions)."""
+        result, envelope, parts = job.result, job.envelope, self.parts
+        assert result is not None
+        row = parts.ledger.get(job.key)
+        sent = row.replies if row is not None else ()
+        if job.work is Work.SUMMARIZE:
+            text = outcomes.summary_of(result)
+            if text is None:
+                job.input.log.warning(
+                    "summarizer.failed", exit_code=result.exit_code, timed_out=result.timed_out
+                )
+            reply = replies.result(
+                answering=job.key,
+                to=envelope.sender,
+                text=(text if text is not None else summary.summarize(envelope)) + "\n",
+                mode="discuss",
+                watcher=parts.config.watcher,
+                now=parts.clock.wall(),
+            )
+            return Reply(job.input, job.key, reply, sent, envelope)
+        outcome = outcomes.of_run(
+            result, timeout=job.timeout, files=fs.has_files(self.run_dir(job.key) / "out")
+        )
+        job.input.log.info(
+            "execution.finished",
+            exit_code=result.exit_code,
+            timed_out=result.timed_out,
+            cancelled=result.cancelled,
+            outcome="result" if isinstance(outcome, outcomes.Produced) else "error",
+        )
+        parts.ledger.mark_finished(job.key, outcome, now=parts.clock.stamp())
+        return Answer(job.input, job.key, envelope.id, envelope.sender, outcome, True, sent, envelope)

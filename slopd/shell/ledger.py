@@ -1,0 +1,343 @@
+"""The ledger: SQLite (WAL) in the state dir, the memory that makes slopd idempotent.
+
+Rules:
+1. One row per input, keyed by the envelope `id` (or `invalid:DIGEST` for an input that is
+   not a valid envelope), created with `INSERT … ON CONFLICT DO NOTHING`: the first sighting
+   wins, every later one is a duplicate.
+2. Status moves forward only (`core.lifecycle.Status`): received → queued → executing →
+   finished → done.
+3. Writes happen in a `Writes` unit: one transaction, begun at its first statement, committed
+   by its owner (a batch of inputs commits once). The ledger itself has no modes.
+4. `executing` and `finished` are committed on their own with `synchronous=FULL`, never inside
+   a `Writes`: an id found `executing` at start-up was interrupted and is never run again, and
+   an outcome is on disk before its reply is written, so a lost reply is rewritten, never re-run.
+5. A decision's target and a run's outcome are stored as columns and JSON and read back as
+   values (`Row.target`, `Row.outcome`); nothing else parses them.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from slopd.core import outcome as outcomes
+from slopd.core.lifecycle import Status
+from slopd.core.notes import Note
+from slopd.core.outcome import Outcome
+from slopd.core.targets import Target
+
+DDL = """
+CREATE TABLE IF NOT EXISTS inputs (
+    key TEXT PRIMARY KEY,
+    id TEXT,
+    lane TEXT NOT NULL,
+    file TEXT NOT NULL,
+    sha256 TEXT NOT NULL,
+    type TEXT,
+    sender TEXT,
+    mode TEXT,
+    decision TEXT,
+    status TEXT NOT NULL,
+    outcome TEXT,
+    replies TEXT NOT NULL DEFAULT '',
+    archive TEXT,
+    received_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    target_kind TEXT,
+    target_name TEXT
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS inputs_by_file ON inputs (lane, file);
+CREATE INDEX IF NOT EXISTS inputs_unfinished ON inputs (status) WHERE status != 'done';
+CREATE TABLE IF NOT EXISTS duplicates (
+    id TEXT NOT NULL, lane TEXT NOT NULL, file TEXT NOT NULL, sha256 TEXT NOT NULL,
+    archive TEXT, seen_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS replies (
+    id TEXT PRIMARY KEY, in_reply_to TEXT, type TEXT NOT NULL, class TEXT NOT NULL,
+    path TEXT NOT NULL, written_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS notes (
+    id TEXT PRIMARY KEY, sender TEXT NOT NULL, created_at TEXT NOT NULL, title TEXT NOT NULL,
+    body TEXT NOT NULL, indexed_at TEXT NOT NULL
+);
+"""
+
+# Ledgers written before targets had columns kept them only in the decision label.
+_MIGRATE_TARGETS = """
+ALTER TABLE inputs ADD COLUMN target_kind TEXT;
+ALTER TABLE inputs ADD COLUMN target_name TEXT;
+UPDATE inputs SET target_kind = 'action', target_name = substr(decision, 16)
+    WHERE decision LIKE 'execute:action:%';
+UPDATE inputs SET target_kind = 'executor', target_name = '' WHERE decision = 'execute:executor';
+UPDATE inputs SET target_kind = 'seat', target_name = substr(decision, 9)
+    WHERE decision LIKE 'execute:%' AND target_kind IS NULL;
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    key: str
+    id: str | None
+    lane: str
+    file: str
+    sha256: str
+    type: str | None
+    sender: str | None
+    mode: str | None
+    decision: str | None
+    status: Status
+    outcome: Outcome | None
+    replies: tuple[str, ...]
+    archive: str | None
+    received_at: str
+    updated_at: str
+    target: Target | None
+
+
+def storable(text: str | None) -> str | None:
+    """A file name SQLite can store: undecodable bytes (surrogate escapes) become `\\xNN`."""
+    if text is None:
+        return None
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
+def _row(values: sqlite3.Row) -> Row:
+    data = dict(values)
+    kind, name = data.pop("target_kind"), data.pop("target_name")
+    data["target"] = Target.stored(kind, name) if kind else None
+    data["status"] = Status(data["status"])
+    data["outcome"] = outcomes.decode(data["outcome"]) if data["outcome"] else None
+    data["replies"] = tuple(data["replies"].split())
+    return Row(**data)
+
+
+class BatchLost(sqlite3.OperationalError):
+    """SQLite rolled a unit's transaction back on its own (disk full, I/O error)."""
+
+
+class Ledger:
+    def __init__(self, path: Path) -> None:
+        self._db = sqlite3.connect(path, timeout=10.0, isolation_level=None, check_same_thread=False)
+        self._db.row_factory = sqlite3.Row
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        # 8 MiB of pages instead of SQLite's 2 MiB: with a million inputs recorded, each batch's
+        # lookups and inserts otherwise keep rereading the same index pages (BENCHMARKS.md, g).
+        self._db.execute("PRAGMA cache_size=-8192")
+        self._db.executescript(DDL)
+        columns = {found[1] for found in self._db.execute("PRAGMA table_info(inputs)")}
+        if "target_kind" not in columns:
+            self._db.executescript(f"BEGIN IMMEDIATE;{_MIGRATE_TARGETS}COMMIT;")
+        self._open: Writes | None = None
+
+    def close(self) -> None:
+        self._db.close()
+
+    def writes(self) -> Writes:
+        """A unit of writes (rule 3); only one is open at a time."""
+        if self._open is not None:
+            raise RuntimeError("a unit of ledger writes is already open")
+        self._open = Writes(self._db, self._closed)
+        return self._open
+
+    def _closed(self) -> None:
+        self._open = None
+
+    @contextmanager
+    def writing(self) -> Iterator[Writes]:
+        """`writes()` committed on leaving the block, rolled back on an exception."""
+        unit = self.writes()
+        try:
+            yield unit
+        except BaseException:
+            unit.rollback()
+            raise
+        unit.commit()
+
+    def _durable(self, key: str, status: Status, now: str, outcome: Outcome | None = None) -> None:
+        if self._open is not None or self._db.in_transaction:
+            raise RuntimeError(f"`{status}` must be committed on its own, outside a batch")
+        self._db.execute("PRAGMA synchronous=FULL")
+        try:  # one statement: its own transaction
+            self._db.execute(
+                "UPDATE inputs SET status = ?, updated_at = ?, outcome = COALESCE(?, outcome) WHERE key = ?",
+                (status, now, outcomes.encode(outcome) if outcome else None, key),
+            )
+        finally:
+            self._db.execute("PRAGMA synchronous=NORMAL")
+
+    def mark_executing(self, key: str, *, now: str) -> None:
+        """Rule 4: on disk before the process starts."""
+        self._durable(key, Status.EXECUTING, now)
+
+    def mark_finished(self, key: str, outcome: Outcome, *, now: str) -> None:
+        """Rule 4: the outcome on disk before its reply is written."""
+        self._durable(key, Status.FINISHED, now, outcome)
+
+    def get(self, key: str) -> Row | None:
+        found = self._db.execute("SELECT * FROM inputs WHERE key = ?", (key,)).fetchone()
+        return _row(found) if found else None
+
+    def by_file(self, lane: str, file: str) -> list[Row]:
+        rows = self._db.execute("SELECT * FROM inputs WHERE lane = ? AND file = ?", (lane, storable(file)))
+        return [_row(found) for found in rows]
+
+    def archive_paths(self, lane: str, file: str) -> list[str]:
+        """Where inputs once named `lane/file` were archived (inputs and duplicates alike)."""
+        rows = self._db.execute(
+            "SELECT archive FROM inputs WHERE lane = ? AND file = ? AND archive IS NOT NULL"
+            " UNION SELECT archive FROM duplicates WHERE lane = ? AND file = ? AND archive IS NOT NULL",
+            (lane, storable(file), lane, storable(file)),
+        )
+        return [found[0] for found in rows]
+
+    def unfinished(self) -> list[Row]:
+        rows = self._db.execute("SELECT * FROM inputs WHERE status != 'done' ORDER BY received_at")
+        return [_row(found) for found in rows]
+
+    def notes(self, search: str | None = None) -> list[Note]:
+        """Indexed notes, newest first; `search` matches id, sender, title or body, any case."""
+        query = "SELECT id, sender, created_at, title, body FROM notes"
+        parameters: tuple[str, ...] = ()
+        if search:
+            query += " WHERE instr(lower(id || ' ' || sender || ' ' || title || ' ' || body), lower(?)) > 0"
+            parameters = (search,)
+        query += " ORDER BY julianday(replace(created_at, 'Z', '')) DESC, indexed_at DESC, id DESC"
+        return [Note(*found) for found in self._db.execute(query, parameters)]
+
+    def last_replies(self, limit: int = 10) -> list[dict[str, Any]]:
+        rows = self._db.execute("SELECT * FROM replies ORDER BY written_at DESC, id DESC LIMIT ?", (limit,))
+        return [dict(found) for found in rows]
+
+    def counts(self) -> dict[str, int]:
+        rows = self._db.execute("SELECT status, count(*) FROM inputs GROUP BY status")
+        counts = dict.fromkeys([str(status) for status in Status], 0)
+        counts.update(dict(rows))
+        counts["duplicates"] = self._db.execute("SELECT count(*) FROM duplicates").fetchone()[0]
+        return counts
+
+
+class Writes:
+    """One transaction of ledger writes, begun at its first statement (rule 3)."""
+
+    def __init__(self, db: sqlite3.Connection, closed: Any) -> None:
+        self._db, self._closed = db, closed
+        self._begun = False
+
+    def _execute(self, sql: str, parameters: tuple[Any, ...]) -> sqlite3.Cursor:
+        if not self._begun:
+            self._db.execute("BEGIN IMMEDIATE")
+            self._begun = True
+        return self._db.execute(sql, parameters)
+
+    def commit(self) -> None:
+        """Commit what was written; BatchLost when SQLite already rolled it back."""
+        begun, self._begun = self._begun, False
+        self._closed()
+        if self._db.in_transaction:
+            self._db.execute("COMMIT")
+        elif begun:
+            raise BatchLost("the ledger transaction was rolled back by SQLite")
+
+    def rollback(self) -> None:
+        self._begun = False
+        self._closed()
+        if self._db.in_transaction:
+            self._db.execute("ROLLBACK")
+
+    def insert(
+        self,
+        *,
+        key: str,
+        id: str | None,
+        lane: str,
+        file: str,
+        sha256: str,
+        type: str | None,
+        sender: str | None,
+        mode: str | None,
+        decision: str,
+        target: Target | None = None,
+        now: str,
+    ) -> bool:
+        """Record a first sighting; False if the key was already known."""
+        cursor = self._execute(
+            "INSERT INTO inputs (key, id, lane, file, sha256, type, sender, mode, decision, target_kind,"
+            " target_name, status, received_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+            " ON CONFLICT (key) DO NOTHING",
+            (
+                key,
+                id,
+                lane,
+                storable(file),
+                sha256,
+                type,
+                sender,
+                mode,
+                decision,
+                target.kind if target else None,
+                target.name if target else None,
+                Status.RECEIVED,
+                now,
+                now,
+            ),
+        )
+        return cursor.rowcount == 1
+
+    def advance(
+        self,
+        key: str,
+        status: Status,
+        *,
+        now: str,
+        outcome: Outcome | None = None,
+        archive: str | None = None,
+    ) -> None:
+        if status is Status.EXECUTING:
+            raise RuntimeError("`executing` must be committed on its own, outside a batch")
+        self._execute(
+            "UPDATE inputs SET status = ?, updated_at = ?,"
+            " outcome = COALESCE(?, outcome), archive = COALESCE(?, archive) WHERE key = ?",
+            (status, now, outcomes.encode(outcome) if outcome else None, storable(archive), key),
+        )
+
+    def add_reply(
+        self,
+        key: str,
+        *,
+        reply_id: str,
+        in_reply_to: str | None,
+        type: str,
+        reply_class: str,
+        path: str,
+        now: str,
+    ) -> None:
+        self._execute(
+            "UPDATE inputs SET replies = trim(replies || ' ' || ?), updated_at = ?"
+            " WHERE key = ? AND (' ' || replies || ' ') NOT LIKE ('% ' || ? || ' %')",
+            (reply_id, now, key, reply_id),
+        )
+        self._execute(
+            "INSERT INTO replies (id, in_reply_to, type, class, path, written_at)"
+            " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET written_at = excluded.written_at",
+            (reply_id, in_reply_to, type, reply_class, path, now),
+        )
+
+    def add_duplicate(
+        self, *, id: str, lane: str, file: str, sha256: str, archive: str | None, now: str
+    ) -> None:
+        self._execute(
+            "INSERT INTO duplicates (id, lane, file, sha256, archive, seen_at) VALUES (?, ?, ?, ?, ?, ?)",
+            (id, lane, storable(file), sha256, storable(archive), now),
+        )
+
+    def add_note(self, note: Note, *, now: str) -> None:
+        self._execute(
+            "INSERT INTO notes (id, sender, created_at, title, body, indexed_at)"
+            " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING",
+            (note.id, note.sender, note.created_at, note.title, note.body, now),
+        )

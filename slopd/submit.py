@@ -1,0 +1,129 @@
+"""Handing an envelope to a hub and awaiting its terminal reply: what every producer shares.
+
+`slopd send` uses this module now; the HTTP and MCP transports and the Baton projection drop
+envelopes through it too, so an envelope is indistinguishable after intake, whoever sent it.
+
+Rules:
+1. `compose` builds an envelope in the canonical form: an id `YYYYMMDDtHHMMSSz-SLUG-HEX`
+   (lower-case), `created_at` in whole UTC seconds, `auth: none`.
+2. `drop` refuses bytes the daemon would refuse — the same strict parser, `EnvelopeError`
+   with every reason, nothing written — then writes them atomically into `inbox/ID.md`,
+   never replacing a file that is there (FileExistsError).
+3. The terminal reply of a handshake or note is its `ack`; of any other request, its
+   `result` or `error`; a reply (`ack`, `result`, `error`) gets none.
+4. `await_reply` is woken by the filesystem (a watch on `outbox/`), looks once after the
+   watch has begun — so a reply written before is not missed — and again at each event, with
+   a look every `RECHECK` seconds in case events are lost (network filesystems).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from slopd.core.envelope import Envelope, parse, render
+from slopd.core.ids import reply_id, timestamp
+from slopd.core.vocabulary import PROTOCOL, REPLY_TYPES
+from slopd.shell.lanes import Hub
+
+RECHECK = 1.0
+_SLUG = re.compile(r"[^a-z0-9-]+")
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """A terminal reply found in `outbox/`."""
+
+    kind: str  # ack, result or error
+    path: Path
+    text: str
+
+
+def compose(
+    *,
+    type: str,
+    sender: str,
+    to: str,
+    body: str,
+    in_reply_to: str | None = None,
+    mode: str | None = None,
+    slug: str | None = None,
+    now: datetime | None = None,
+) -> Envelope:
+    """Rule 1."""
+    now = now or datetime.now(UTC)
+    words = _SLUG.sub("-", (slug or type).lower()).strip("-")[:60] or type
+    return Envelope(
+        protocol=PROTOCOL,
+        id=f"{now:%Y%m%dt%H%M%Sz}-{words}-{os.urandom(2).hex()}",
+        type=type,
+        sender=sender,
+        to=to,
+        created_at=timestamp(now),
+        in_reply_to=in_reply_to,
+        mode=mode,
+        body=body,
+    )
+
+
+def drop(hub: Hub, data: bytes, *, name: str) -> Envelope:
+    """Rule 2: validate `data` as the daemon would, then drop it into `inbox/` under `name`."""
+    envelope = parse(data, name=name)
+    hub.write("inbox", name, data, replace=False)
+    return envelope
+
+
+def submit(hub: Hub, envelope: Envelope) -> Envelope:
+    """Drop `envelope` into the inbox as `ID.md` (rule 2)."""
+    return drop(hub, render(envelope), name=f"{envelope.id}.md")
+
+
+def terminal_kinds(type: str) -> tuple[str, ...]:
+    """Rule 3."""
+    if type in REPLY_TYPES:
+        return ()
+    return ("ack",) if type in ("handshake", "note") else ("result", "error")
+
+
+def find_reply(root: Path, envelope_id: str, kinds: tuple[str, ...]) -> Reply | None:
+    """The first of `kinds` already answering `envelope_id`, read whole."""
+    for kind in kinds:
+        path = root / "outbox" / f"{reply_id(envelope_id, kind)}.md"
+        try:
+            return Reply(kind, path, path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            continue
+    return None
+
+
+def await_reply(root: Path, envelope_id: str, kinds: tuple[str, ...], timeout: float) -> Reply | None:
+    """Rule 4: the terminal reply to `envelope_id`, or None when none came within `timeout`."""
+    from slopd.shell.watcher import Notice, Watcher  # noqa: PLC0415  # only waiting needs watchdog
+
+    names = {f"{reply_id(envelope_id, kind)}.md" for kind in kinds}
+    arrived = threading.Event()
+
+    def put(notice: Notice) -> None:
+        if notice[1] in names or not notice[1]:
+            arrived.set()
+
+    watcher = Watcher(root, ("outbox",), polling=False, put=put)
+    watcher.start()
+    deadline = time.monotonic() + timeout
+    try:
+        while True:
+            arrived.clear()
+            found = find_reply(root, envelope_id, kinds)
+            if found is not None:
+                return found
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return None
+            arrived.wait(timeout=min(remaining, RECHECK))
+    finally:
+        watcher.stop()
