@@ -37,6 +37,7 @@ lint: install
 	$(PY) -m ruff check slopd tests bench fuzz
 	$(PY) -m ruff format --check slopd tests bench fuzz
 	$(PY) -m mypy
+	$(VENV)/bin/lint-imports --no-cache
 
 test: lint
 	$(PY) -m pytest -q

@@ -344,7 +344,7 @@ def filesystem(path: str) -> str:
     return described + journal
 
 
-def machine_line(packages: Iterable[str] = ("watchdog", "PyYAML", "cryptography", "structlog")) -> str:
+def machine_line(packages: Iterable[str] = ("watchdog", "PyYAML", "cryptography")) -> str:
     import sqlite3  # noqa: PLC0415
     from importlib import metadata  # noqa: PLC0415
 

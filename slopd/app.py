@@ -100,7 +100,7 @@ class App:
     def close(self) -> None:
         self.ledger.close()
         self.hub.close()
-        log.close()
+        log.reset()
         os.close(self.lock_fd)
 
 

@@ -1,7 +1,13 @@
-"""Shared fixtures: real hubs in temp dirs, driven through the real `slopd` command."""
+"""Shared fixtures: real hubs in temp dirs, driven through the real `slopd` command.
+
+One helper each for what many test files need: a hub (`HubDir`), a daemon running on it in the
+background (`RunningDaemon`, `HubDir.running`), its log (`HubDir.log_records`, `HubDir.events`)
+and a command line written into a TOML config (`toml_argv`, `toml_string`).
+"""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -9,10 +15,11 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from types import TracebackType
+from typing import IO, Any
 
 import pytest
 import yaml
@@ -55,6 +62,24 @@ def body_of(text: str) -> str:
     return text[4:].split("\n---\n", 1)[1]
 
 
+def toml_string(value: str | os.PathLike[str]) -> str:
+    """`value` as a TOML basic string: quotes, backslashes and control characters escaped."""
+    out = []
+    for char in os.fspath(value):
+        if char in '"\\':
+            out.append("\\" + char)
+        elif char < " " or char == "\x7f":
+            out.append(f"\\u{ord(char):04x}")
+        else:
+            out.append(char)
+    return '"' + "".join(out) + '"'
+
+
+def toml_argv(argv: Iterable[str | os.PathLike[str]]) -> str:
+    """`argv` as a TOML array of strings, for a config's `command = …`."""
+    return "[" + ", ".join(toml_string(item) for item in argv) + "]"
+
+
 @dataclass
 class HubDir:
     """A hub made by `slopd init`, with its state dir and config path beside it (outside it)."""
@@ -91,14 +116,17 @@ class HubDir:
         assert result.returncode == 0, result.stderr
         return result
 
-    def start(self, *extra: str) -> subprocess.Popen[str]:
-        """Start `slopd run` in the background (the caller stops it)."""
-        args = ["run", "--hub", str(self.root), "--state", str(self.state), *extra]
-        if self.config.exists():
-            args += ["--config", str(self.config)]
-        return subprocess.Popen(
-            [*SLOPD, *args], env=self.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-        )
+    @contextlib.contextmanager
+    def running(
+        self, *extra: str, up_timeout: float = 20.0, stop_timeout: float = 30.0
+    ) -> Iterator[RunningDaemon]:
+        """A background `slopd run` whose watcher is up for the block; SIGTERM after it, which must
+        exit 0 (the block may stop it itself: `stop` is idempotent)."""
+        with RunningDaemon(self, *extra) as daemon:
+            daemon.up(timeout=up_timeout)
+            yield daemon
+            code = daemon.stop(timeout=stop_timeout)
+        assert code == 0, f"slopd run exited {code} when stopped; stderr ends:\n{daemon.stderr_tail()}"
 
     def drop(self, name: str, content: str | bytes, lane: str = "inbox") -> Path:
         """Drop a file the way a careful agent does: a dot temp file renamed into the lane."""
@@ -134,10 +162,22 @@ class HubDir:
         return sorted(path.name for path in (self.root / lane).iterdir())
 
     def log_records(self) -> list[dict[str, Any]]:
-        path = self.state / "slopd.log"
-        if not path.exists():
+        """The records of STATE/slopd.log, complete lines only: a line being written is left for
+        the next look. (Tests of the log's own format read its bytes instead.)"""
+        try:
+            data = (self.state / "slopd.log").read_bytes()
+        except FileNotFoundError:
             return []
-        return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+        complete = data[: data.rfind(b"\n") + 1].decode("utf-8")
+        return [json.loads(line) for line in complete.split("\n") if line]
+
+    def events(self, name: str, **match: Any) -> list[dict[str, Any]]:
+        """The log records of event `name` whose keys equal every `match` given."""
+        return [
+            record
+            for record in self.log_records()
+            if record.get("event") == name and all(record.get(key) == value for key, value in match.items())
+        ]
 
 
 @pytest.fixture(name="hub")
@@ -157,24 +197,123 @@ def fixture_hub(tmp_path: Path) -> HubDir:
     return made
 
 
-def stop_daemon(
-    process: subprocess.Popen[str], drains: list[threading.Thread], sig: int = signal.SIGTERM
-) -> int:
-    """Stop a background `slopd run` (`sig`, then kill after 30 s), join its output drains,
-    close its pipes; returns its exit code."""
-    if process.poll() is None:
-        process.send_signal(sig)
-    try:
-        code = process.wait(timeout=30)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        code = process.wait()
-    for drain in drains:
-        drain.join(timeout=10)
-    for stream in (process.stdout, process.stderr):
-        if stream is not None:
-            stream.close()
-    return code
+class RunningDaemon:
+    """`slopd run` as a subprocess on a hub (its config, when there is one, and its state dir).
+
+    Its stdout and stderr are read by threads into `stdout` and `stderr`, so a full pipe never
+    blocks it. Every wait (`up`, `until`) fails at once, with the end of its stderr, if it has
+    exited. As a context manager it is always stopped on the way out (SIGTERM, then SIGKILL).
+    """
+
+    def __init__(self, hub: HubDir, *extra: str) -> None:
+        self.hub = hub
+        self._watchers_before = len(hub.events("watcher.started"))
+        args = ["run", "--hub", str(hub.root), "--state", str(hub.state), *extra]
+        if hub.config.exists():
+            args += ["--config", str(hub.config)]
+        self._process = subprocess.Popen(
+            [*SLOPD, *args],
+            env=hub.env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        self._out: list[str] = []
+        self._err: list[str] = []
+        self._code: int | None = None
+        assert self._process.stdout is not None
+        assert self._process.stderr is not None
+        self._drains = [
+            threading.Thread(target=self._drain, args=(self._process.stdout, self._out), daemon=True),
+            threading.Thread(target=self._drain, args=(self._process.stderr, self._err), daemon=True),
+        ]
+        for drain in self._drains:
+            drain.start()
+
+    @staticmethod
+    def _drain(stream: IO[str], into: list[str]) -> None:
+        for line in stream:
+            into.append(line)
+
+    def __enter__(self) -> RunningDaemon:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
+    ) -> None:
+        self.stop()
+
+    @property
+    def pid(self) -> int:
+        return self._process.pid
+
+    @property
+    def stdout(self) -> str:
+        """What it wrote to stdout so far (all of it once stopped)."""
+        return "".join(self._out)
+
+    @property
+    def stderr(self) -> str:
+        """What it wrote to stderr so far (all of it once stopped)."""
+        return "".join(self._err)
+
+    def stderr_tail(self, lines: int = 30) -> str:
+        return "".join(self._err[-lines:])
+
+    def alive(self) -> bool:
+        return self._process.poll() is None
+
+    def check_alive(self) -> None:
+        """Fail the test, with the end of its stderr, if the daemon has exited."""
+        code = self._process.poll()
+        if code is not None:
+            pytest.fail(f"slopd run exited with {code}; stderr ends:\n{self.stderr_tail()}")
+
+    def until(self, condition: Callable[[], Any], timeout: float = 20.0, interval: float = 0.05) -> Any:
+        """Poll `condition` until it returns something truthy (returned); fail after `timeout`
+        seconds, or at once if the daemon exits."""
+        deadline = time.monotonic() + timeout
+        while True:
+            self.check_alive()
+            value = condition()
+            if value:
+                return value
+            if time.monotonic() > deadline:
+                pytest.fail(f"condition not met within {timeout} s")
+            time.sleep(interval)
+
+    def up(self, timeout: float = 20.0) -> None:
+        """Wait until this daemon has logged `watcher.started` (it watches its lanes)."""
+        self.until(lambda: len(self.hub.events("watcher.started")) > self._watchers_before, timeout)
+
+    def send_signal(self, sig: int) -> None:
+        self._process.send_signal(sig)
+
+    def stop(self, sig: int = signal.SIGTERM, timeout: float = 30.0) -> int:
+        """Send `sig` (unless it has exited), wait `timeout` seconds, then SIGKILL it; its exit code.
+
+        Idempotent: once stopped, it returns the same code without signalling anything.
+        """
+        if self._code is None:
+            if self._process.poll() is None:
+                self._process.send_signal(sig)
+            try:
+                code = self._process.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                self._process.kill()
+                code = self._process.wait()
+            for drain in self._drains:
+                drain.join(timeout=10)
+            for stream in (self._process.stdout, self._process.stderr):
+                if stream is not None:
+                    stream.close()
+            self._code = code
+        return self._code
+
+    def kill9(self) -> None:
+        """SIGKILL it, as a crash would, and check that is how it ended."""
+        assert self.stop(signal.SIGKILL) == -signal.SIGKILL
 
 
 def wait_for(condition: Callable[[], Any], timeout: float = 20.0, interval: float = 0.05) -> Any:

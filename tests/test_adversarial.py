@@ -25,11 +25,10 @@ import stat
 import struct
 import subprocess
 import sys
-import threading
 import time
 import unicodedata
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -39,7 +38,7 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from cryptography.hazmat.primitives.serialization import load_ssh_private_key
 
-from tests.conftest import HubDir, body_of, front_matter, stop_daemon, wait_for
+from tests.conftest import HubDir, RunningDaemon, body_of, front_matter, toml_argv, toml_string
 
 SSH_KEYGEN = "/usr/bin/ssh-keygen"
 ALICE = "alice@example.com"
@@ -370,48 +369,6 @@ class Scenario:
 # -- the daemon -----------------------------------------------------------------------------------------
 
 
-class Background:
-    """`slopd run` in the background, its output drained so it never blocks on a pipe."""
-
-    def __init__(self, hub: HubDir) -> None:
-        self.process = hub.start()
-        self.output: list[str] = []
-        self.drains = [
-            threading.Thread(target=self._drain, args=(stream,), daemon=True)
-            for stream in (self.process.stdout, self.process.stderr)
-            if stream is not None
-        ]
-        for drain in self.drains:
-            drain.start()
-
-    def _drain(self, stream: Any) -> None:
-        self.output.append(stream.read())
-
-    def alive(self) -> bool:
-        return self.process.poll() is None
-
-    def stop(self) -> int:
-        return stop_daemon(self.process, self.drains)
-
-
-@contextlib.contextmanager
-def daemon_for(hub: HubDir) -> Iterator[Background]:
-    daemon = Background(hub)
-    try:
-        yield daemon
-    finally:
-        if daemon.alive():
-            daemon.process.kill()
-            daemon.stop()
-
-
-def log_records(hub: HubDir) -> list[dict[str, Any]]:
-    path = hub.state / "slopd.log"
-    if not path.exists():
-        return []
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").split("\n")[:-1] if line]
-
-
 def eventually(condition: Callable[[], Any], timeout: float = DEADLINE) -> bool:
     """Poll `condition` until it holds or `timeout` passes; False then (the checks say what is missing)."""
     deadline = time.monotonic() + timeout
@@ -485,17 +442,17 @@ def configure(lab: Lab, allowed: Path) -> None:
         "settle = 0.2\n"
         "rescan_interval = 0.5\n"
         "[executor]\n"
-        f"command = {json.dumps(lab.executor_argv)}\n"
+        f"command = {toml_argv(lab.executor_argv)}\n"
         "timeout = 60\n"
         "max_parallel = 2\n"
         "[auth]\n"
-        f"allowed_signers = {json.dumps(str(allowed))}\n"
+        f"allowed_signers = {toml_string(allowed)}\n"
         f"sig_grace = {SIG_GRACE}\n"
         "max_age = 3600\n"
         "[actions.deploy]\n"
-        f"command = {json.dumps(lab.action_argv)}\n"
+        f"command = {toml_argv(lab.action_argv)}\n"
         "timeout = 60\n"
-        f"cwd = {json.dumps(str(lab.tmp / 'workdir'))}\n"
+        f"cwd = {toml_string(lab.tmp / 'workdir')}\n"
     )
 
 
@@ -1029,8 +986,8 @@ def test_every_hostile_input_at_once_through_one_running_daemon(hub: HubDir, tmp
         os.utime(path, (OLD - 1000, OLD))
     times = {path: (path.stat().st_atime_ns, path.stat().st_mtime_ns) for path in untouchable}
 
-    with daemon_for(hub) as daemon:
-        wait_for(lambda: any(r.get("event") == "watcher.started" for r in log_records(hub)), timeout=DEADLINE)
+    with RunningDaemon(hub) as daemon:
+        daemon.up(timeout=DEADLINE)
         scenario.place_all()
 
         first_wave = expected_replies(scenario.inputs)
@@ -1065,8 +1022,8 @@ def test_every_hostile_input_at_once_through_one_running_daemon(hub: HubDir, tmp
         assert daemon.alive(), "the daemon died"
         assert answered, "the daemon no longer answers a handshake"
         code = daemon.stop()
-    stderr = "".join(daemon.output)
-    assert code == 0, stderr[-2000:]
+    output = daemon.stdout + daemon.stderr
+    assert code == 0, output[-2000:]
 
     changed = [
         str(path)
@@ -1087,7 +1044,7 @@ def test_every_hostile_input_at_once_through_one_running_daemon(hub: HubDir, tmp
         problems.append(f"{len(found)} replies, expected {expected_replies(scenario.inputs)}")
     problems += check_lanes(hub, scenario.inputs)
     problems += check_runs(lab, EXECUTED_BY_EXECUTOR, EXECUTED_BY_ACTION)
-    problems += check_log(hub, stderr)
+    problems += check_log(hub, output)
     unfinished = ledger_rows(hub, "SELECT key, status FROM inputs WHERE status != 'done'")
     if unfinished:
         problems.append(f"ledger rows not done: {unfinished}")

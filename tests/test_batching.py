@@ -14,7 +14,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from structlog.testing import capture_logs
 
 from slopd.core.lifecycle import Status
 from slopd.core.names import Kind
@@ -26,7 +25,7 @@ from slopd.shell.archive import Archive, Move
 from slopd.shell.lanes import Hub
 from slopd.shell.ledger import Ledger, Writes
 
-from .conftest import HubDir, envelope_text
+from .conftest import HubDir, envelope_text, toml_argv
 
 
 def ledger_rows(hub: HubDir) -> dict[str, tuple[str, str | None]]:
@@ -132,7 +131,8 @@ def test_a_job_never_starts_when_its_batch_cannot_be_committed(hub: HubDir, tmp_
     the rolled-back batch and once when the instigate is redone alone. It runs exactly once,
     after its own batch of one is committed; the input that cannot be answered stays."""
     runs = tmp_path / "runs.log"
-    hub.write_config(f'[executor]\ncommand = ["sh", "-c", "echo ran >> {runs}"]\ntimeout = 30\n')
+    argv = ["sh", "-c", f"echo ran >> {runs}"]
+    hub.write_config(f"[executor]\ncommand = {toml_argv(argv)}\ntimeout = 30\n")
     hub.drop("squatted.md", envelope_text(id="squatted"))
     later = time.time() - 2  # dropped after the handoff: handled after it in the same batch
     instigate = hub.drop("work.md", envelope_text(id="work-1", type="instigate"))
@@ -192,7 +192,7 @@ def test_a_batch_names_its_replies_and_moves_its_inputs_only_at_commit(lanes: La
     lanes.commits.write(batch, "outbox", "a.result.md", b"reply")
     insert(batch.ledger, "a")
     target = lanes.commits.target(batch, "a.md", NOW)
-    with capture_logs() as logs:
+    with log.capture() as logs:
         lanes.commits.move(batch, Move("inbox", "a.md", target), log.get().bind(id="a"), "envelope.archived")
         assert not (lanes.root / "outbox" / "a.result.md").exists()
         assert (lanes.root / "inbox" / "a.md").exists()
@@ -248,7 +248,7 @@ def test_a_move_that_cannot_complete_is_reported_and_keeps_its_input(lanes: Lane
     (lanes.root / taken).write_bytes(b"someone else's")
     (lanes.root / "inbox" / "gone.md").unlink()
 
-    with capture_logs() as logs:
+    with log.capture() as logs:
         committed = lanes.commits.commit(batch)
 
     assert committed.undone == []
@@ -283,7 +283,7 @@ def test_a_batch_that_cannot_be_flushed_is_undone_whole(lanes: Lanes) -> None:
     lanes.commits.move(batch, Move("inbox", "a.md", target), log.get(), "envelope.archived")
     batch.jobs.append(lambda: started.append("job"))
 
-    with capture_logs() as logs:
+    with log.capture() as logs:
         committed = lanes.commits.commit(batch)
 
     assert committed.undone == [("inbox", "a.md"), ("inbox", "taken.md")]

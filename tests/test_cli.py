@@ -10,8 +10,6 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -21,34 +19,6 @@ from tests.conftest import SLOPD, HubDir, body_of, envelope_text, front_matter, 
 ID_RULE = re.compile(r"[a-z0-9][a-z0-9._:-]{0,127}")
 TYPES = ("instigate", "handoff", "ack", "result", "error", "query", "handshake", "note")
 FAST_SCANS = "rescan_interval = 0.2\nsettle = 0.1\n"
-
-
-def _log_text(hub: HubDir) -> str:
-    path = hub.state / "slopd.log"
-    return path.read_text(encoding="utf-8") if path.exists() else ""
-
-
-@contextmanager
-def running(hub: HubDir) -> Iterator[subprocess.Popen[str]]:
-    """A background `slopd run`, up (it logged daemon.started) for the block, terminated after."""
-    daemon = hub.start()
-
-    def started() -> bool:
-        if daemon.poll() is not None:
-            _, err = daemon.communicate()
-            pytest.fail(f"slopd run exited {daemon.returncode}: {err}")
-        return '"event": "daemon.started"' in _log_text(hub)
-
-    try:
-        wait_for(started)
-        yield daemon
-    finally:
-        daemon.terminate()
-        try:
-            daemon.communicate(timeout=20)
-        except subprocess.TimeoutExpired:
-            daemon.kill()
-            daemon.communicate()
 
 
 def _is_valid_id(value: str) -> bool:
@@ -243,7 +213,7 @@ def test_two_sends_give_different_ids(hub: HubDir) -> None:
 def test_send_wait_prints_the_terminal_reply_from_a_running_daemon(hub: HubDir) -> None:
     """`send --wait` with a daemon running prints the ack of a handshake and the result of a query."""
     hub.write_config(FAST_SCANS)  # the daemon's scans pick the file up quickly
-    with running(hub):
+    with hub.running():
         shake = hub.slopd(
             "send", "--hub", str(hub.root), "--type", "handshake", "--from", "me", "--to", "watcher",
             "--wait", "20", "-", stdin="hello\n",
@@ -283,7 +253,7 @@ def test_send_wait_without_a_daemon_times_out(hub: HubDir) -> None:
 
 def test_running_daemon_notices_a_new_drop_before_the_safety_rescan(hub: HubDir) -> None:
     """With the default 30 s rescan, a file dropped into a watched inbox is answered within seconds."""
-    with running(hub):
+    with hub.running():
         hub.drop("hello.md", envelope_text(id="hello-watch", type="handshake"))
         wait_for((hub.root / "outbox" / "hello-watch.ack.md").exists, timeout=10)
     assert front_matter(hub.reply("hello-watch", "ack"))["in_reply_to"] == "hello-watch"
@@ -291,10 +261,10 @@ def test_running_daemon_notices_a_new_drop_before_the_safety_rescan(hub: HubDir)
 
 def test_second_daemon_on_the_same_hub_exits_2_naming_lock_and_pid(hub: HubDir) -> None:
     """A second `slopd run` on the same hub and state exits 2; stderr names the lock and the holder's pid."""
-    with running(hub) as first:
+    with hub.running() as first:
         hub.drop("waiting.md", envelope_text(id="not-for-the-second"))
         second = hub.slopd("run", "--hub", str(hub.root), "--state", str(hub.state), "--once", timeout=30)
-        assert first.poll() is None
+        assert first.alive()
     assert second.returncode == 2
     assert str(hub.state / "slopd.lock") in second.stderr
     assert str(first.pid) in second.stderr
@@ -406,7 +376,7 @@ def test_status_after_a_run_shows_ledger_and_last_replies(hub: HubDir) -> None:
 
 def test_status_reports_the_running_daemon_and_its_pid(hub: HubDir) -> None:
     """With a daemon in the background, status says running and gives that daemon's pid."""
-    with running(hub) as daemon:
+    with hub.running() as daemon:
         text = hub.slopd("status", "--hub", str(hub.root), "--state", str(hub.state))
         raw = hub.slopd("status", "--hub", str(hub.root), "--state", str(hub.state), "--json")
     assert text.returncode == 0, text.stderr

@@ -7,20 +7,19 @@ never run again; every input ends with exactly one terminal reply and is archive
 from __future__ import annotations
 
 import contextlib
-import json
+import functools
 import os
 import random
 import signal
 import sqlite3
 import sys
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.conftest import HubDir, body_of, envelope_text, front_matter, wait_for
+from tests.conftest import HubDir, RunningDaemon, body_of, envelope_text, front_matter, toml_argv, wait_for
 
 AGENT = r"""
 import os, subprocess, sys, time
@@ -65,10 +64,6 @@ main()
 
 TERMINAL = ("result", "error")
 INTERRUPTED = "interrupted, not retried"
-
-
-def toml_argv(argv: list[str]) -> str:
-    return "[" + ", ".join(json.dumps(item) for item in argv) + "]"
 
 
 def alive(pid: int) -> bool:
@@ -125,54 +120,6 @@ def fixture_commands(tmp_path: Path) -> Iterator[Commands]:
     made.kill_leftovers()
 
 
-class Background:
-    """`slopd run` in the background, its stdout and stderr drained so it never blocks on a pipe."""
-
-    def __init__(self, hub: HubDir, *extra: str) -> None:
-        self.process = hub.start(*extra)
-        self.streams = [s for s in (self.process.stdout, self.process.stderr) if s is not None]
-        self.drains = [threading.Thread(target=s.read, daemon=True) for s in self.streams]
-        for drain in self.drains:
-            drain.start()
-
-    def _reap(self) -> int:
-        code = self.process.wait(timeout=30)
-        for drain in self.drains:
-            drain.join(timeout=10)
-        for stream in self.streams:
-            stream.close()
-        return code
-
-    def kill9(self) -> None:
-        self.process.send_signal(signal.SIGKILL)
-        assert self._reap() == -signal.SIGKILL
-
-    def terminate(self, timeout: float = 30) -> int:
-        self.process.send_signal(signal.SIGTERM)
-        self.process.wait(timeout=timeout)
-        return self._reap()
-
-    def stop_if_running(self) -> None:
-        if self.process.poll() is None:
-            self.process.kill()
-        self._reap()
-
-
-@pytest.fixture(name="background")
-def fixture_background() -> Iterator[list[Background]]:
-    """Daemons a test started; any still running at teardown is killed."""
-    started: list[Background] = []
-    yield started
-    for daemon in started:
-        daemon.stop_if_running()
-
-
-def start(hub: HubDir, background: list[Background], *extra: str) -> Background:
-    daemon = Background(hub, *extra)
-    background.append(daemon)
-    return daemon
-
-
 def ledger_rows(hub: HubDir) -> dict[str, dict[str, Any]]:
     with contextlib.closing(sqlite3.connect(hub.state / "ledger.sqlite3")) as db:
         db.row_factory = sqlite3.Row
@@ -206,15 +153,15 @@ def slopd_temps(hub: HubDir) -> list[str]:
 
 
 def test_kill_9_during_an_execution_is_answered_interrupted_and_never_rerun(
-    hub: HubDir, commands: Commands, background: list[Background]
+    hub: HubDir, commands: Commands
 ) -> None:
     """SIGKILL mid-execution: the restart answers "interrupted, not retried" and never runs it again."""
     hub.write_config(f"[executor]\ncommand = {toml_argv(commands.argv('run', '0'))}\ntimeout = 600\n")
     ident = "20260704t100000z-long-job"
     instigate(hub, ident, "HANG until killed.\n")
-    daemon = start(hub, background)
-    wait_for(lambda: commands.runs() == [ident])
-    daemon.kill9()
+    with RunningDaemon(hub) as daemon:
+        daemon.until(lambda: commands.runs() == [ident])
+        daemon.kill9()
 
     hub.run_once()
 
@@ -236,9 +183,7 @@ def test_kill_9_during_an_execution_is_answered_interrupted_and_never_rerun(
     assert ledger_rows(hub)[ident] == row
 
 
-def test_kill_9_leaves_a_queued_execution_to_run_once_after_restart(
-    hub: HubDir, commands: Commands, background: list[Background]
-) -> None:
+def test_kill_9_leaves_a_queued_execution_to_run_once_after_restart(hub: HubDir, commands: Commands) -> None:
     """max_parallel = 1 and SIGKILL: the running job is interrupted, the queued one runs once on restart."""
     hub.write_config(
         f"[executor]\ncommand = {toml_argv(commands.argv('run', '0'))}\ntimeout = 600\nmax_parallel = 1\n"
@@ -246,10 +191,10 @@ def test_kill_9_leaves_a_queued_execution_to_run_once_after_restart(
     first, second = "20260704t100000z-first", "20260704t100100z-second"
     instigate(hub, first, "HANG until killed.\n")
     instigate(hub, second, "Quick job.\n")
-    daemon = start(hub, background)
-    wait_for(lambda: commands.runs() == [first])
-    wait_for((hub.root / "outbox" / f"{second}.ack.md").exists)
-    daemon.kill9()
+    with RunningDaemon(hub) as daemon:
+        daemon.until(lambda: commands.runs() == [first])
+        daemon.until((hub.root / "outbox" / f"{second}.ack.md").exists)
+        daemon.kill9()
     assert commands.runs() == [first]
 
     hub.run_once()
@@ -339,7 +284,7 @@ def test_a_reply_that_cannot_be_written_leaves_the_input_for_the_next_run(
 
 
 def test_a_burst_survives_three_sigkills_with_exactly_one_answer_each(
-    hub: HubDir, commands: Commands, background: list[Background]
+    hub: HubDir, commands: Commands
 ) -> None:
     """200 handshakes + 20 instigates, SIGKILL three times: one terminal reply each, all archived once."""
     seed = random.SystemRandom().randrange(2**32)
@@ -363,17 +308,16 @@ def test_a_burst_survives_three_sigkills_with_exactly_one_answer_each(
     def produced() -> int:
         return len(os.listdir(outbox))
 
+    def produced_at_least(target: int) -> bool:
+        return produced() >= target
+
     kills = []
     for _ in range(3):
-        daemon = start(hub, background)
-        target = min(produced() + rng.randint(5, 60), expected_replies - 1)
-
-        def reached(target: int = target, daemon: Background = daemon) -> bool:
-            return produced() >= target or daemon.process.poll() is not None
-
-        wait_for(reached, timeout=40)
-        kills.append(produced())
-        daemon.kill9()
+        with RunningDaemon(hub) as daemon:
+            target = min(produced() + rng.randint(5, 60), expected_replies - 1)
+            daemon.until(functools.partial(produced_at_least, target), timeout=40)
+            kills.append(produced())
+            daemon.kill9()
     hub.run_once(timeout=50)
 
     context = f"seed {seed}, outbox sizes at the kills {kills}"
@@ -408,17 +352,17 @@ def test_a_burst_survives_three_sigkills_with_exactly_one_answer_each(
 
 
 def test_sigterm_past_the_grace_interrupts_the_execution_and_kills_its_group(
-    hub: HubDir, commands: Commands, background: list[Background]
+    hub: HubDir, commands: Commands
 ) -> None:
     """`--grace 1` then SIGTERM: exit 0, the execution gets "interrupted, not retried", its group is dead."""
     hub.write_config(f"[executor]\ncommand = {toml_argv(commands.argv('group'))}\ntimeout = 600\n")
     ident = "20260704t100000z-long-job"
     instigate(hub, ident)
-    daemon = start(hub, background, "--grace", "1")
-    wait_for(lambda: len(commands.pids(ident)) == 2)
-    command_pid, grandchild_pid = commands.pids(ident)
+    with RunningDaemon(hub, "--grace", "1") as daemon:
+        daemon.until(lambda: len(commands.pids(ident)) == 2)
+        command_pid, grandchild_pid = commands.pids(ident)
 
-    assert daemon.terminate(timeout=20) == 0
+        assert daemon.stop(timeout=20) == 0
 
     assert reply_types(hub, ident) == ["ack", "error"]
     assert INTERRUPTED in body_of(hub.reply(ident, "error"))
@@ -432,17 +376,15 @@ def test_sigterm_past_the_grace_interrupts_the_execution_and_kills_its_group(
     assert commands.runs() == [ident]
 
 
-def test_sigterm_within_the_grace_lets_the_execution_finish(
-    hub: HubDir, commands: Commands, background: list[Background]
-) -> None:
+def test_sigterm_within_the_grace_lets_the_execution_finish(hub: HubDir, commands: Commands) -> None:
     """SIGTERM with `--grace 30` waits for a 1 s execution: it gets its `result`, not an interruption."""
     hub.write_config(f"[executor]\ncommand = {toml_argv(commands.argv('run', '1'))}\ntimeout = 600\n")
     ident = "20260704t100000z-short-job"
     instigate(hub, ident)
-    daemon = start(hub, background, "--grace", "30")
-    wait_for(lambda: commands.pids(ident))
+    with RunningDaemon(hub, "--grace", "30") as daemon:
+        daemon.until(lambda: commands.pids(ident))
 
-    assert daemon.terminate(timeout=40) == 0
+        assert daemon.stop(timeout=40) == 0
 
     assert reply_types(hub, ident) == ["ack", "result"]
     assert body_of(hub.reply(ident, "result")) == f"done {ident}\n"

@@ -22,7 +22,7 @@ from slopd.shell import lock
 from slopd.shell.defaults import default_names
 from slopd.shell.lanes import init
 from tests import slopd_commands
-from tests.conftest import HubDir
+from tests.conftest import HubDir, toml_argv, toml_string
 from tests.slopd_commands import Result
 
 COMMANDS = [sys.executable, "-m", "slopd"]
@@ -54,7 +54,7 @@ def signers(hub: HubDir, text: str | None = None) -> Path:
 
 
 def config_with(hub: HubDir, body: str, *, signers_path: Path | None = None) -> str:
-    auth = f'[auth]\nallowed_signers = "{signers_path}"\n' if signers_path else ""
+    auth = f"[auth]\nallowed_signers = {toml_string(signers_path)}\n" if signers_path else ""
     return str(hub.write_config(body + "\n" + auth))
 
 
@@ -62,7 +62,8 @@ def test_healthy_hub_passes(hub: HubDir) -> None:
     """A fresh hub with a valid config, a key and an existing action: exit 0, no warn or problem."""
     config = config_with(
         hub,
-        f'[actions.hello]\ncommand = ["{sys.executable}", "-c", "pass"]\ncwd = "{hub.root.parent}"\n'
+        f"[actions.hello]\ncommand = {toml_argv([sys.executable, '-c', 'pass'])}\n"
+        f"cwd = {toml_string(hub.root.parent)}\n"
         '[executor]\ncommand = ["sh", "-c", "cat"]',
         signers_path=signers(hub),
     )
@@ -181,7 +182,7 @@ def test_non_executable_command_file_is_a_problem(hub: HubDir) -> None:
     script = hub.root.parent / "deploy.sh"
     script.write_text("#!/bin/sh\n")
     script.chmod(0o644)
-    result = doctor(hub, "--config", config_with(hub, f'[executor]\ncommand = ["{script}"]'))
+    result = doctor(hub, "--config", config_with(hub, f"[executor]\ncommand = {toml_argv([script])}"))
     assert result.returncode == 1
     (problem,) = lines(result, "problem")
     assert f"executor: {script} is not executable" in problem

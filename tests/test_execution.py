@@ -11,16 +11,14 @@ import json
 import os
 import signal
 import sqlite3
-import subprocess
 import sys
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.conftest import HubDir, body_of, envelope_text, front_matter, wait_for
+from tests.conftest import HubDir, body_of, envelope_text, front_matter, toml_argv, wait_for
 
 # One script, many behaviours: `agent.py MODE ARGS…`. It never looks at the envelope except
 # through stdin and the SLOP_* environment, like a real agent command.
@@ -115,11 +113,6 @@ main()
 IDS = [f"20260704t0800{n:02d}z-job-{n}" for n in range(10)]
 
 
-def toml_argv(argv: list[str]) -> str:
-    """A TOML array of strings (JSON strings are valid TOML basic strings)."""
-    return "[" + ", ".join(json.dumps(item) for item in argv) + "]"
-
-
 @pytest.fixture(name="agent")
 def fixture_agent(tmp_path: Path) -> list[str]:
     """The argv prefix that runs the agent script: [python, agent.py]."""
@@ -140,11 +133,7 @@ def terminal(hub: HubDir, envelope_id: str) -> list[dict[str, Any]]:
 
 
 def notify_events(hub: HubDir, envelope_id: str) -> list[str]:
-    return [
-        str(record["text"])
-        for record in hub.log_records()
-        if record.get("event") == "notify" and record.get("id") == envelope_id
-    ]
+    return [str(record["text"]) for record in hub.events("notify", id=envelope_id)]
 
 
 def alive(pid: int) -> bool:
@@ -172,31 +161,6 @@ def fixture_pidfiles() -> Iterator[list[Path]]:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 if alive(pid):
                     os.kill(pid, signal.SIGKILL)
-
-
-@contextlib.contextmanager
-def running(hub: HubDir, *extra: str) -> Iterator[subprocess.Popen[str]]:
-    """A background `slopd run`, its output drained; stopped with SIGTERM (exit 0) on the way out."""
-    daemon = hub.start(*extra)
-    streams = [stream for stream in (daemon.stdout, daemon.stderr) if stream is not None]
-    drains = [threading.Thread(target=stream.read, daemon=True) for stream in streams]
-    for drain in drains:
-        drain.start()
-    try:
-        yield daemon
-    finally:
-        if daemon.poll() is None:
-            daemon.send_signal(signal.SIGTERM)
-        try:
-            code = daemon.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            daemon.kill()
-            code = daemon.wait()
-        for drain in drains:
-            drain.join(timeout=10)
-        for stream in streams:
-            stream.close()
-    assert code == 0
 
 
 def max_overlap(journal: Path) -> tuple[int, dict[str, tuple[float, float]]]:
@@ -256,9 +220,7 @@ def test_instigate_runs_the_executor_with_config_argv_body_on_stdin_and_slop_env
     assert headers["class"] == "ping"
     assert body_of(result) == "Tests pass: 42 of 42.\n"
     assert [h["type"] for h in hub.replies_to(ident)] == ["ack", "result"]
-    written = [
-        r["reply"] for r in hub.log_records() if r.get("event") == "reply.written" and r["id"] == ident
-    ]
+    written = [record["reply"] for record in hub.events("reply.written", id=ident)]
     assert written == [f"{ident}.ack", f"{ident}.result"]
 
     record = json.loads((dumps / f"{ident}.json").read_text())
@@ -482,7 +444,7 @@ def test_max_parallel_one_never_overlaps_and_a_handshake_dropped_meanwhile_is_ac
     )
     for ident in IDS[:4]:
         instigate(hub, ident)
-    with running(hub):
+    with hub.running():
         wait_for(lambda: journal.exists() and "start" in journal.read_text())
         hub.drop("hello.md", envelope_text(id="20260704t081000z-hello", type="handshake"))
         ack = hub.root / "outbox" / "20260704t081000z-hello.ack.md"
@@ -600,7 +562,7 @@ def test_the_notifier_gets_short_texts_never_the_whole_payload(
         return found if len(found) >= 2 else []
 
     # a running daemon: the notifier runs beside the loop, so give it a loop that stays up
-    with running(hub):
+    with hub.running():
         received = wait_for(delivered, timeout=15)
 
     long_body = body_of(hub.reply(long_id, "result"))

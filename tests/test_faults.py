@@ -15,21 +15,18 @@ and once the fault clears every input is answered exactly once and archived.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import sqlite3
 import subprocess
 import sys
-import threading
-import time
-from collections import Counter, deque
+from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.conftest import HubDir, envelope_text, front_matter, stop_daemon
+from tests.conftest import HubDir, RunningDaemon, envelope_text, front_matter, toml_argv
 
 pytestmark = pytest.mark.slow
 
@@ -42,7 +39,6 @@ os.write(fd, (ident + "\n").encode())
 os.close(fd)
 sys.stdout.write("done " + ident + "\n")
 """
-DEADLINE = 20.0
 
 
 # -- set-up and observation ---------------------------------------------------------------------
@@ -60,53 +56,11 @@ class Journal:
     def configure(self, hub: HubDir) -> None:
         argv = [sys.executable, str(self.script), str(self.path)]
         hub.write_config(
-            f"settle = 0.1\nrescan_interval = 0.5\n[executor]\ncommand = {json.dumps(argv)}\ntimeout = 30\n"
+            f"settle = 0.1\nrescan_interval = 0.5\n[executor]\ncommand = {toml_argv(argv)}\ntimeout = 30\n"
         )
 
     def runs(self) -> list[str]:
         return self.path.read_text().split() if self.path.exists() else []
-
-
-class Daemon:
-    """`slopd run` in the background; every wait fails at once, with its stderr, if it exits."""
-
-    def __init__(self, hub: HubDir) -> None:
-        self.hub = hub
-        before = len(events(hub, "watcher.started"))
-        self.process = hub.start()
-        self.stderr: deque[str] = deque(maxlen=30)
-        assert self.process.stdout is not None
-        assert self.process.stderr is not None
-        self.drains = [
-            threading.Thread(target=self.process.stdout.read, daemon=True),
-            threading.Thread(target=self._keep_stderr, daemon=True),
-        ]
-        for drain in self.drains:
-            drain.start()
-        self.until(lambda: len(events(hub, "watcher.started")) > before)
-
-    def _keep_stderr(self) -> None:
-        assert self.process.stderr is not None
-        for line in self.process.stderr:
-            self.stderr.append(line.rstrip("\n"))
-
-    def check_alive(self) -> None:
-        code = self.process.poll()
-        if code is not None:
-            pytest.fail(f"slopd run exited with {code}; stderr ends:\n" + "\n".join(self.stderr))
-
-    def until(self, condition: Callable[[], Any], timeout: float = DEADLINE) -> None:
-        deadline = time.monotonic() + timeout
-        while True:
-            self.check_alive()
-            if condition():
-                return
-            if time.monotonic() > deadline:
-                pytest.fail(f"condition not met within {timeout} s")
-            time.sleep(0.05)
-
-    def stop(self) -> int:
-        return stop_daemon(self.process, self.drains)
 
 
 @pytest.fixture(name="journal")
@@ -116,20 +70,8 @@ def fixture_journal(hub: HubDir, tmp_path: Path) -> Journal:
     return made
 
 
-def records(hub: HubDir) -> list[dict[str, Any]]:
-    """The log's complete lines (a line being written right now is left for the next look)."""
-    path = hub.state / "slopd.log"
-    if not path.exists():
-        return []
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").split("\n")[:-1] if line]
-
-
-def events(hub: HubDir, name: str) -> list[dict[str, Any]]:
-    return [record for record in records(hub) if record.get("event") == name]
-
-
 def errors_for(hub: HubDir, name: str) -> list[dict[str, Any]]:
-    return [r for r in records(hub) if r.get("level") in ("error", "critical") and r.get("file") == name]
+    return [r for r in hub.log_records() if r.get("level") in ("error", "critical") and r.get("file") == name]
 
 
 def failed_at_least(hub: HubDir, names: list[str], times: int) -> Callable[[], bool]:
@@ -138,7 +80,7 @@ def failed_at_least(hub: HubDir, names: list[str], times: int) -> Callable[[], b
 
 def written(hub: HubDir) -> Counter[str]:
     """How many times each reply id was written (a reply written twice is answered twice)."""
-    return Counter(record["reply"] for record in events(hub, "reply.written"))
+    return Counter(record["reply"] for record in hub.events("reply.written"))
 
 
 def outbox_bytes(hub: HubDir) -> dict[str, bytes]:
@@ -334,8 +276,8 @@ def test_a_full_filesystem_keeps_inputs_until_space_returns_then_answers_once(
             fault = OutboxIsAFile(hub)
         with capsys.disabled():
             print(f"\nfault: {fault.describe}", flush=True)
-        daemon = Daemon(hub)
-        stack.callback(daemon.stop)  # before the tmpfs is unmounted
+        daemon = stack.enter_context(RunningDaemon(hub))  # stopped before the tmpfs is unmounted
+        daemon.up()
         stack.callback(lambda: fault.clear() if isinstance(fault, ImmutableOutbox) else None)
         before = outbox_bytes(hub)
         fault.arm()
@@ -356,7 +298,7 @@ def test_a_full_filesystem_keeps_inputs_until_space_returns_then_answers_once(
             assert outbox_bytes(hub) == before == {}  # no reply, no partial reply, no temp file
         assert temps(hub) == []
         assert journal.runs() == []  # the instigate's ack could not be written, so nothing ran
-        assert events(hub, "reply.written") == []
+        assert hub.events("reply.written") == []
         for name in names:
             assert any(fault.reason in str(r.get("exception", "")) for r in errors_for(hub, name)), name
 
@@ -376,8 +318,8 @@ def test_an_unreadable_inbox_is_logged_left_alone_and_caught_up_when_restored(
     hub: HubDir, journal: Journal, tmp_path: Path, replacement: str
 ) -> None:
     """inbox/ replaced by a file or a symlink: error logged, daemon up, nothing read; restored: caught up."""
-    daemon = Daemon(hub)
-    try:
+    with RunningDaemon(hub) as daemon:
+        daemon.up()
         first = "20260704t090000z-before"
         hub.drop(f"{first}.md", envelope_text(id=first, type="handshake"))
         daemon.until((hub.root / "outbox" / f"{first}.ack.md").exists)
@@ -393,19 +335,19 @@ def test_an_unreadable_inbox_is_logged_left_alone_and_caught_up_when_restored(
         outside = "20260704t090100z-outside"
         if replacement == "symlink":  # an agent writing to inbox/ now writes outside the hub
             hub.drop(f"{outside}.md", envelope_text(id=outside, type="instigate"))
-        unreadable = len(events(hub, "lane.unreadable"))
+        unreadable = len(hub.events("lane.unreadable"))
 
-        daemon.until(lambda: len(events(hub, "lane.unreadable")) >= unreadable + 2)
+        daemon.until(lambda: len(hub.events("lane.unreadable")) >= unreadable + 2)
 
-        found = events(hub, "lane.unreadable")[-1]
+        found = hub.events("lane.unreadable")[-1]
         assert (found["level"], found["lane"]) == ("error", "inbox")
         # Inputs that land in the lane's real directory while it is away wait for its return.
         waiting = {"20260704t090200z-hello": "handshake", "20260704t090300z-job": "instigate"}
         for ident, type_ in waiting.items():
             (away / f".{ident}.tmp").write_text(envelope_text(id=ident, type=type_))
             os.rename(away / f".{ident}.tmp", away / f"{ident}.md")
-        seen = len(events(hub, "lane.unreadable"))
-        daemon.until(lambda: len(events(hub, "lane.unreadable")) >= seen + 2)
+        seen = len(hub.events("lane.unreadable"))
+        daemon.until(lambda: len(hub.events("lane.unreadable")) >= seen + 2)
 
         assert sorted(os.listdir(away)) == sorted(f"{ident}.md" for ident in waiting)
         assert set(hub.outbox()) == {f"{first}.ack.md"}
@@ -422,8 +364,6 @@ def test_an_unreadable_inbox_is_logged_left_alone_and_caught_up_when_restored(
         assert os.listdir(elsewhere) == ([f"{outside}.md"] if replacement == "symlink" else [])
         assert outside not in ledger_rows(hub)
         assert daemon.stop() == 0
-    finally:
-        daemon.stop()
 
 
 # -- (c) the archive unavailable mid-run --------------------------------------------------------
@@ -433,8 +373,8 @@ def test_an_archive_lost_mid_run_gets_replies_once_and_the_inputs_archived_when_
     hub: HubDir, journal: Journal, tmp_path: Path
 ) -> None:
     """archive/ replaced by a file mid-run: replies written once, inputs kept; restored: archived."""
-    daemon = Daemon(hub)
-    try:
+    with RunningDaemon(hub) as daemon:
+        daemon.up()
         first = "20260704t090000z-before"
         hub.drop(f"{first}.md", envelope_text(id=first, type="handshake"))
         daemon.until(lambda: hub.archived() == [f"{first}.md"])
@@ -472,5 +412,3 @@ def test_an_archive_lost_mid_run_gets_replies_once_and_the_inputs_archived_when_
         assert sorted(hub.archived()) == sorted(f"{ident}.md" for ident in everything)
         assert_answered_once(hub, journal, everything)
         assert daemon.stop() == 0
-    finally:
-        daemon.stop()

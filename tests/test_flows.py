@@ -83,14 +83,6 @@ def invalid_replies(hub: HubDir) -> dict[str, tuple[str, dict[str, Any], str]]:
     return found
 
 
-def events(hub: HubDir, event: str, **match: Any) -> list[dict[str, Any]]:
-    return [
-        record
-        for record in hub.log_records()
-        if record.get("event") == event and all(record.get(key) == value for key, value in match.items())
-    ]
-
-
 # -- SPEC §4, row by row ---------------------------------------------------------------------
 
 
@@ -107,7 +99,7 @@ def test_handshake_gets_exactly_one_silent_ack(hub: HubDir) -> None:
     assert headers["to"] == "grok"
     assert hub.lane("inbox") == []
     assert hub.archived() == ["hello.md"]
-    assert not events(hub, "notify"), "a silent ack notifies nobody"
+    assert not hub.events("notify"), "a silent ack notifies nobody"
 
 
 def test_notes_are_acked_indexed_newest_first_and_listed(hub: HubDir) -> None:
@@ -152,7 +144,7 @@ def test_short_query_gets_one_ping_result_with_the_summary(hub: HubDir) -> None:
     assert headers["class"] == "ping"
     assert "Envelope limits" in body
     assert "How large may an envelope be?" in body
-    assert events(hub, "notify", id="q1"), "a ping result notifies the human"
+    assert hub.events("notify", id="q1"), "a ping result notifies the human"
 
 
 def test_long_handoff_gets_one_hybrid_result_with_title_sentences_and_pending_items(hub: HubDir) -> None:
@@ -181,7 +173,7 @@ def test_long_handoff_gets_one_hybrid_result_with_title_sentences_and_pending_it
     assert "Port the YAML conformance tests to the streaming tokenizer" in reply
     assert "Benchmark the one-gigabyte fixture on the slow disk" in reply
     assert "Split the reader from the validator" not in reply, "only the pending items are listed"
-    notified = events(hub, "notify", id="h1")
+    notified = hub.events("notify", id="h1")
     assert len(notified) == 1
     assert "outbox/h1.result.md" in notified[0]["text"], "a hybrid notification names the reply's path"
 
@@ -237,7 +229,7 @@ def test_replies_arriving_get_no_reply_are_archived_and_notified(hub: HubDir) ->
     assert hub.lane("inbox") == []
     assert hub.archived() == sorted(f"{kind}.md" for kind in kinds)
     for kind in kinds:
-        notified = events(hub, "notify", id=f"r-{kind}")
+        notified = hub.events("notify", id=f"r-{kind}")
         assert len(notified) == 1, kind
         assert "grok" in notified[0]["text"]
         assert f"Done: {kind} text." in notified[0]["text"]
@@ -363,7 +355,7 @@ def test_same_id_in_a_later_run_is_a_recorded_archived_duplicate(hub: HubDir) ->
     assert duplicates[0]["file"] == "d1.md"
     assert duplicates[0]["archive"].endswith("/d1-2.md")
     assert (hub.root / duplicates[0]["archive"]).read_text(encoding="utf-8") == second
-    assert events(hub, "envelope.duplicate", id="d1")
+    assert hub.events("envelope.duplicate", id="d1")
 
 
 def test_sync_conflict_copies_in_the_same_run_get_one_reply_set(hub: HubDir) -> None:
@@ -420,12 +412,12 @@ def test_every_input_is_done_and_archived_and_a_rerun_changes_nothing(hub: HubDi
 
     before = hub_files(hub)
     before_rows = ledger(hub, "SELECT * FROM inputs ORDER BY key")
-    written = len(events(hub, "reply.written"))
+    written = len(hub.events("reply.written"))
     hub.run_once()
 
     assert hub_files(hub) == before
     assert ledger(hub, "SELECT * FROM inputs ORDER BY key") == before_rows
-    assert len(events(hub, "reply.written")) == written
+    assert len(hub.events("reply.written")) == written
 
 
 # -- invalid envelopes ------------------------------------------------------------------------

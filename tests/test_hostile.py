@@ -8,16 +8,14 @@ import hashlib
 import json
 import os
 import re
-import signal
 import socket
 import stat
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.conftest import HubDir, body_of, envelope_text, front_matter, wait_for
+from tests.conftest import HubDir, body_of, envelope_text, front_matter
 
 OLD = 1_600_000_000  # 2020-09-13: times set on files outside the hub, to see them change
 
@@ -384,25 +382,16 @@ def test_inbox_swapped_for_a_symlink_while_running_is_never_processed(hub: HubDi
     (outside / "e.md").write_text(envelope_text(id="out1", type="handshake"), encoding="utf-8")
     age(outside / "e.md")
     before = snapshot(outside)
-    daemon = hub.start()
-    try:
+    with hub.running() as daemon:
         hub.drop("first.md", envelope_text(id="first1", type="handshake"))
-        wait_for((hub.root / "outbox" / "first1.ack.md").exists)
+        daemon.until((hub.root / "outbox" / "first1.ack.md").exists)
         (hub.root / "inbox").rename(hub.root / "inbox.old")
         (hub.root / "inbox").symlink_to(outside, target_is_directory=True)
         seen = len(hub.log_records())
-        wait_for(lambda: any(r.get("event") == "lane.unreadable" for r in hub.log_records()[seen:]))
+        daemon.until(lambda: any(r.get("event") == "lane.unreadable" for r in hub.log_records()[seen:]))
         hub.drop("after.md", envelope_text(id="after1", type="handshake"), lane="authorized")
-        wait_for((hub.root / "outbox" / "after1.error.md").exists)
-        assert daemon.poll() is None, "the daemon died"
-    finally:
-        daemon.send_signal(signal.SIGTERM)
-        try:
-            daemon.communicate(timeout=30)
-        except subprocess.TimeoutExpired:
-            daemon.kill()
-            daemon.communicate()
-    assert daemon.returncode == 0
+        daemon.until((hub.root / "outbox" / "after1.error.md").exists)
+        assert daemon.alive(), "the daemon died"
     assert snapshot(outside) == before
     assert not hub.replies_to("out1")
 

@@ -4,10 +4,7 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -34,6 +31,7 @@ def _records(data: bytes) -> list[dict[str, Any]]:
 
 
 def _log(hub: HubDir, name: str = "slopd.log") -> list[dict[str, Any]]:
+    """STATE/NAME read strictly, for the tests of the log's format (the others use `hub.log_records`)."""
     return _records((hub.state / name).read_bytes())
 
 
@@ -46,30 +44,6 @@ def _drop_bytes(hub: HubDir, name: bytes, content: bytes) -> None:
     old = time.time() - 5
     os.utime(temp, (old, old))
     os.rename(temp, path)
-
-
-@contextmanager
-def running(hub: HubDir) -> Iterator[subprocess.Popen[str]]:
-    """A background `slopd run`, up (it logged daemon.started) for the block, terminated after."""
-    daemon = hub.start()
-    log = hub.state / "slopd.log"
-
-    def started() -> bool:
-        if daemon.poll() is not None:
-            _, err = daemon.communicate()
-            pytest.fail(f"slopd run exited {daemon.returncode}: {err}")
-        return log.exists() and b'"event": "daemon.started"' in log.read_bytes()
-
-    try:
-        wait_for(started)
-        yield daemon
-    finally:
-        daemon.terminate()
-        try:
-            daemon.communicate(timeout=20)
-        except subprocess.TimeoutExpired:
-            daemon.kill()
-            daemon.communicate()
 
 
 def test_every_line_is_json_and_envelope_lines_carry_id_and_lane(hub: HubDir) -> None:
@@ -120,7 +94,7 @@ def test_one_envelope_life_is_traceable_by_id_in_order(hub: HubDir) -> None:
     hub.drop("ask.md", envelope_text(id="traced-ask", type="query"))
     hub.drop("later.md", envelope_text(id="noise-after", type="handshake"))
     hub.run_once()
-    mine = [record for record in _log(hub) if record.get("id") == "traced-ask"]
+    mine = [record for record in hub.log_records() if record.get("id") == "traced-ask"]
     events = [record["event"] for record in mine]
     assert [event for event in events if event in LIFE] == LIFE
     received = next(record for record in mine if record["event"] == "envelope.received")
@@ -136,7 +110,7 @@ def test_an_invalid_input_with_a_valid_id_is_traceable_by_that_id(hub: HubDir) -
     """An invalid input whose id is valid has that id on every line of its life, so `tail --id` shows it."""
     hub.drop("bad.md", envelope_text(id="bad-but-named", type="bogus"))
     hub.run_once()
-    lines = [record for record in _log(hub) if record.get("file") == "bad.md"]
+    lines = [record for record in hub.log_records() if record.get("file") == "bad.md"]
     events = [record["event"] for record in lines]
     assert events[0] == "envelope.invalid"
     assert "reply.written" in events
@@ -175,7 +149,7 @@ def test_log_is_reopened_after_rotation(tmp_path: Path, hub: HubDir) -> None:
     hub.write_config("rescan_interval = 0.2\nsettle = 0.1\n")
     log = hub.state / "slopd.log"
     rotated = hub.state / "slopd.log.1"
-    with running(hub):
+    with hub.running():
         log.rename(rotated)
         hub.drop("after.md", envelope_text(id="after-rotation", type="handshake"))
         wait_for(lambda: log.exists() and b'"after-rotation"' in log.read_bytes())

@@ -20,7 +20,6 @@ import sqlite3
 import struct
 import subprocess
 import sys
-import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -29,7 +28,16 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import SLOPD, HubDir, body_of, front_matter, stop_daemon, wait_for
+from tests.conftest import (
+    SLOPD,
+    HubDir,
+    RunningDaemon,
+    body_of,
+    front_matter,
+    toml_argv,
+    toml_string,
+    wait_for,
+)
 
 SSH_KEYGEN = "/usr/bin/ssh-keygen"
 ALICE = "alice@example.com"
@@ -207,13 +215,13 @@ class Lab:
             "settle = 0.1\n"
             "rescan_interval = 0.5\n"
             "[auth]\n"
-            f"allowed_signers = {json.dumps(str(allowed or self.allowed))}\n"
+            f"allowed_signers = {toml_string(allowed or self.allowed)}\n"
             f"sig_grace = {sig_grace}\n"
             f"max_age = {max_age}\n"
             "[actions.deploy]\n"
-            f"command = {json.dumps(self.argv())}\n"
+            f"command = {toml_argv(self.argv())}\n"
             "timeout = 60\n"
-            f"cwd = {json.dumps(str(self.workdir))}\n"
+            f"cwd = {toml_string(self.workdir)}\n"
             'env = { DEPLOY_TARGET = "staging", DEPLOY_NOTE = "two words; $(id)" }\n'
         )
 
@@ -278,23 +286,6 @@ def fixture_lab(hub: HubDir, tmp_path: Path, keys: Keys) -> Iterator[Lab]:
 # -- observing ------------------------------------------------------------------------------
 
 
-def records(hub: HubDir) -> list[dict[str, Any]]:
-    """The log's complete lines (a line being written right now is left for the next look)."""
-    path = hub.state / "slopd.log"
-    if not path.exists():
-        return []
-    lines = path.read_text(encoding="utf-8").split("\n")[:-1]
-    return [json.loads(line) for line in lines if line]
-
-
-def events(hub: HubDir, name: str, **match: Any) -> list[dict[str, Any]]:
-    return [
-        record
-        for record in records(hub)
-        if record.get("event") == name and all(record.get(key) == value for key, value in match.items())
-    ]
-
-
 def answers(hub: HubDir, ident: str | None) -> dict[str, tuple[dict[str, Any], str]]:
     """Every reply to `ident`, by file name: (front matter, body)."""
     found = {}
@@ -321,39 +312,6 @@ def snapshot(hub: HubDir) -> tuple[dict[str, bytes], list[str], list[str], list[
     outbox = hub.root / "outbox"
     files = {str(p.relative_to(outbox)): p.read_bytes() for p in sorted(outbox.rglob("*")) if p.is_file()}
     return files, hub.archived(), hub.lane("authorized"), hub.lane("inbox")
-
-
-class Daemon:
-    """`slopd run` in the background, its output drained so it never blocks on a pipe."""
-
-    def __init__(self, hub: HubDir) -> None:
-        before = len(events(hub, "watcher.started"))
-        self.process = hub.start()
-        streams = [s for s in (self.process.stdout, self.process.stderr) if s is not None]
-        self.drains = [threading.Thread(target=s.read, daemon=True) for s in streams]
-        for drain in self.drains:
-            drain.start()
-
-        def up() -> bool:
-            if self.process.poll() is not None:
-                pytest.fail(f"slopd run exited early with {self.process.returncode}")
-            return len(events(hub, "watcher.started")) > before
-
-        wait_for(up)
-
-    def stop(self, sig: int = signal.SIGTERM) -> int:
-        return stop_daemon(self.process, self.drains, sig)
-
-
-@contextlib.contextmanager
-def running(hub: HubDir) -> Iterator[Daemon]:
-    """A background daemon for the block, stopped with SIGTERM (exit 0) after it."""
-    daemon = Daemon(hub)
-    try:
-        yield daemon
-    finally:
-        code = daemon.stop()
-    assert code == 0
 
 
 def reply_exists(hub: HubDir, ident: str, kind: str) -> Callable[[], bool]:
@@ -453,7 +411,7 @@ def test_a_valid_order_runs_its_action_once_with_the_signed_envelope_on_stdin(la
     assert ledger(lab.hub, "SELECT decision, status FROM inputs WHERE id = ?", ident) == [
         ("execute:action:deploy", "done")
     ]
-    (verified,) = events(lab.hub, "order.verified")
+    (verified,) = lab.hub.events("order.verified")
     assert verified["principal"] == ALICE
     assert verified["key"] == lab.keys.alice.fingerprint()
     assert verified["line"] == 2
@@ -650,8 +608,8 @@ def test_the_valid_order_beside_the_rejected_ones_is_the_only_one_that_ran(batch
     """Among twenty rejected orders, exactly the one valid order ran, once, and was answered."""
     assert batch.lab.runs() == [VALID]
     assert sorted(answers(batch.lab.hub, VALID)) == [f"{VALID}.ack.md", f"{VALID}.result.md"]
-    assert events(batch.lab.hub, "order.verified", id=VALID)
-    rejected = {record["id"] for record in events(batch.lab.hub, "order.rejected")}
+    assert batch.lab.hub.events("order.verified", id=VALID)
+    rejected = {record["id"] for record in batch.lab.hub.events("order.rejected")}
     assert VALID not in rejected
     assert ident_of(REJECTIONS[0]) in rejected
 
@@ -663,7 +621,7 @@ def test_an_order_for_another_watcher_is_left_in_place_unanswered(batch: Batch) 
     assert answers(hub, ELSEWHERE) == {}
     assert ELSEWHERE not in batch.lab.runs()
     assert not any(name.startswith("elsewhere") for name in hub.archived())
-    assert events(hub, "envelope.left", id=ELSEWHERE)
+    assert hub.events("envelope.left", id=ELSEWHERE)
 
 
 def test_slopd_never_creates_or_writes_a_file_in_authorized(batch: Batch) -> None:
@@ -718,7 +676,7 @@ def test_a_verified_order_asking_for_discussion_gets_a_discuss_result(
     headers, _text = replies[f"{ident}.result.md"]
     assert (headers["type"], headers["mode"], headers["to"]) == ("result", "discuss", ALICE)
     assert lab.runs() == []
-    assert events(lab.hub, "order.verified", id=ident, principal=ALICE)
+    assert lab.hub.events("order.verified", id=ident, principal=ALICE)
     assert lab.hub.archived() == [name, f"{name}.sig"]
     assert ledger(lab.hub, "SELECT decision FROM inputs WHERE id = ?", ident) == [("discuss",)]
 
@@ -766,7 +724,7 @@ def test_a_signed_order_dropped_into_the_inbox_never_runs_its_action(lab: Lab) -
     assert list(replies) == [f"{ident}.error.md"]
     assert "'action' is allowed only on signed orders in authorized/" in replies[f"{ident}.error.md"][1]
     assert lab.runs() == []
-    assert not events(lab.hub, "order.verified")
+    assert not lab.hub.events("order.verified")
     assert lab.hub.lane("inbox") == [f"{name}.sig"]  # not an envelope: left in place
 
 
@@ -778,9 +736,9 @@ def test_an_order_without_its_signature_is_held_then_answered_unsigned(lab: Lab)
     lab.configure(sig_grace=2)
     ident, name = "20260704t084000z-held", "o1.md"
     data = render(order_fields(ident, name), BODY)
-    with running(lab.hub):
+    with lab.hub.running():
         lab.drop(name, data, None)
-        wait_for(lambda: events(lab.hub, "envelope.held", id=ident), timeout=EVENT_DEADLINE)
+        wait_for(lambda: lab.hub.events("envelope.held", id=ident), timeout=EVENT_DEADLINE)
         assert answers(lab.hub, ident) == {}
         assert status_json(lab.hub)["lanes"]["authorized"]["held"] == [name]
         wait_for(reply_exists(lab.hub, ident, "error"), timeout=EVENT_DEADLINE)
@@ -788,7 +746,7 @@ def test_an_order_without_its_signature_is_held_then_answered_unsigned(lab: Lab)
     text = body_of(lab.hub.reply(ident, "error"))
     assert f"unsigned: its signature {name}.sig never arrived" in text
     assert list(answers(lab.hub, ident)) == [f"{ident}.error.md"]
-    assert len(events(lab.hub, "envelope.held", id=ident)) == 1
+    assert len(lab.hub.events("envelope.held", id=ident)) == 1
     assert lab.hub.archived() == [name]
     assert lab.runs() == []
 
@@ -799,9 +757,9 @@ def test_a_signature_arriving_within_the_grace_releases_the_order(lab: Lab) -> N
     ident, name = "20260704t085000z-late-sig", "o1.md"
     data = render(order_fields(ident, name), BODY)
     signature = lab.sign(name, data)
-    with running(lab.hub):
+    with lab.hub.running():
         lab.drop(name, data, None)
-        wait_for(lambda: events(lab.hub, "envelope.held", id=ident), timeout=EVENT_DEADLINE)
+        wait_for(lambda: lab.hub.events("envelope.held", id=ident), timeout=EVENT_DEADLINE)
         assert answers(lab.hub, ident) == {}
         lab.drop(name, None, signature)
         wait_for(reply_exists(lab.hub, ident, "result"), timeout=EVENT_DEADLINE)
@@ -819,7 +777,7 @@ def test_a_signature_arriving_before_its_order_waits_for_it(lab: Lab) -> None:
     marker = "20260704t086000z-marker"
     data = render(order_fields(ident, name), BODY)
     signature = lab.sign(name, data)
-    with running(lab.hub):
+    with lab.hub.running():
         lab.drop(name, None, signature)
         handshake = render(order_fields(marker, "m.md", type="handshake", auth="none", action=None), "Hi.\n")
         lab.hub.drop(f"{marker}.md", handshake)
@@ -863,11 +821,10 @@ def test_an_action_cut_by_kill_9_is_answered_interrupted_and_never_rerun(lab: La
     ident, name = "20260704t088000z-hang", "o1.md"
     data = render(order_fields(ident, name), "HANG until killed.\n")
     lab.drop(name, data, lab.sign(name, data))
-    daemon = Daemon(lab.hub)
-    try:
-        wait_for(lambda: lab.runs() == [ident], timeout=EVENT_DEADLINE)
-    finally:
-        assert daemon.stop(signal.SIGKILL) == -signal.SIGKILL
+    with RunningDaemon(lab.hub) as daemon:
+        daemon.up()
+        daemon.until(lambda: lab.runs() == [ident], timeout=EVENT_DEADLINE)
+        daemon.kill9()
 
     lab.hub.run_once()
 

@@ -50,7 +50,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import HubDir, envelope_text, front_matter, wait_for
+from tests.conftest import HubDir, envelope_text, front_matter, toml_argv, toml_string, wait_for
 
 SYNCTHING = shutil.which("syncthing") or "/usr/bin/syncthing"
 SSH_KEYGEN = "/usr/bin/ssh-keygen"
@@ -564,44 +564,6 @@ class OutboxWatch:
 # -- slopd --------------------------------------------------------------------------------------
 
 
-def log_events(hub: HubDir, name: str) -> list[dict[str, Any]]:
-    path = hub.state / "slopd.log"
-    if not path.exists():
-        return []
-    lines = path.read_text(encoding="utf-8").split("\n")[:-1]
-    return [record for record in map(json.loads, filter(None, lines)) if record.get("event") == name]
-
-
-@contextlib.contextmanager
-def slopd_daemon(hub: HubDir) -> Iterator[subprocess.Popen[str]]:
-    """`slopd run` on replica B, its output drained; stopped with SIGTERM, which must exit 0."""
-    process = hub.start()
-    streams = [stream for stream in (process.stdout, process.stderr) if stream is not None]
-    drains = [threading.Thread(target=stream.read, daemon=True) for stream in streams]
-    for drain in drains:
-        drain.start()
-    code: int | None = None
-    try:
-
-        def started() -> bool:
-            assert process.poll() is None, f"slopd run exited early with {process.returncode}"
-            return bool(log_events(hub, "watcher.started"))
-
-        wait_for(started, timeout=30)
-        yield process
-        process.send_signal(signal.SIGTERM)
-        code = process.wait(timeout=60)
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
-        for drain in drains:
-            drain.join(timeout=10)
-        for stream in streams:
-            stream.close()
-    assert code == 0, f"slopd run exited {code} on SIGTERM"
-
-
 def configure_slopd(hub: HubDir, tmp: Path) -> tuple[Path, Path]:
     """An executor and a `deploy` action journaling each id; a real ssh-keygen key trusted."""
     key = tmp / "keys" / "alice"
@@ -623,7 +585,7 @@ def configure_slopd(hub: HubDir, tmp: Path) -> tuple[Path, Path]:
     journal = tmp / "journal"
 
     def argv(kind: str) -> str:
-        return json.dumps([sys.executable, str(script), kind, str(journal)])
+        return toml_argv([sys.executable, script, kind, journal])
 
     hub.write_config(
         f'names = ["watcher", "{WATCHER}"]\n'
@@ -637,7 +599,7 @@ def configure_slopd(hub: HubDir, tmp: Path) -> tuple[Path, Path]:
         f"command = {argv('action')}\n"
         "timeout = 60\n"
         "[auth]\n"
-        f"allowed_signers = {json.dumps(str(allowed))}\n"
+        f"allowed_signers = {toml_string(allowed)}\n"
         f"sig_grace = {SIG_GRACE:g}\n"
     )
     return key, journal
@@ -700,7 +662,7 @@ def test_three_hundred_envelopes_through_syncthing_are_each_answered_once(
         watch_a, watch_b = OutboxWatch(replica_a / "outbox"), OutboxWatch(replica_b / "outbox")
         writer = Writer(replica_a, replica_b, stage, watch_a.seen)
         try:
-            with slopd_daemon(hub):
+            with hub.running(up_timeout=30, stop_timeout=60):
                 t0 = time.monotonic() + 0.5
                 with ThreadPoolExecutor(max_workers=24) as pool:
                     futures = [

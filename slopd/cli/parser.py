@@ -1,7 +1,7 @@
 """Every `slopd` command and option, in one table, built from imports that cost nothing.
 
 A command's handler is named `module:function` and imported only when that command runs, so
-`slopd send` never loads the daemon, watchdog, structlog or cryptography.
+`slopd send` never loads the daemon, watchdog, SQLite or cryptography.
 """
 
 from __future__ import annotations

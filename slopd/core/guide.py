@@ -92,6 +92,11 @@ was unreadable). Each reply is an envelope with `in_reply_to: <your id>` and a `
 | `hybrid` | a longer result; the human sees a summary and the path |
 | `deliverable` | the execution produced files, in `outbox/REPLY-ID/` |
 
+Files whose names start with `.slopd-tmp-` and end with `.tmp` are the watcher's own, still
+being written: skip them. No such file ever matches `*.md`, `*.json` or `*.sig`, so a script
+that collects `outbox/*.md` (even with a glob that matches dotfiles) only ever reads finished
+replies.
+
 If you are unsure whether your message arrived, look for a reply with your id before you send
 it again — and if you send it again, keep the same id: that is always safe.
 """

@@ -33,7 +33,7 @@ class Trust:
     names: frozenset[str]
 
 
-def check(
+def check(  # noqa: PLR0911  # one early verdict per rule, in the order of the module docstring
     envelope: Envelope, message: bytes, signature: bytes | None, trust: Trust | None, now: datetime
 ) -> Verification:
     """Verify one order read as `message`, with its sidecar's bytes (None if it never came)."""

@@ -83,7 +83,7 @@ class Leave:
 Decision = Acknowledge | Discuss | Execute | Record | Reject | Leave
 
 
-def decide(
+def decide(  # noqa: PLR0911  # one early decision per rule, in the order of the module docstring
     envelope: Envelope, lane: Lane, policy: Policy, verification: Verification | None = None
 ) -> Decision:
     """Apply the rules of the module docstring to one envelope (`verification`: authorized only)."""

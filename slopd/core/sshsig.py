@@ -238,12 +238,12 @@ def verify(message: bytes, armored: bytes, *, namespace: str = NAMESPACE) -> Ver
     if signature.namespace != namespace:
         return Rejected(f"namespace is {_show(signature.namespace)}, expected {_show(namespace)}")
     signed = _signed_data(message, signature.namespace, signature.hash_algorithm)
-    # Imported on first use: a daemon that never meets a signed order never loads it.
+    # Loaded on first use (PLC0415): a daemon that never meets a signed order never pays for it.
     from cryptography.exceptions import InvalidSignature  # noqa: PLC0415
-    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey  # noqa: PLC0415
+    from cryptography.hazmat.primitives.asymmetric import ed25519  # noqa: PLC0415
 
     try:
-        Ed25519PublicKey.from_public_bytes(signature.public_key).verify(signature.signature, signed)
+        ed25519.Ed25519PublicKey.from_public_bytes(signature.public_key).verify(signature.signature, signed)
     except (InvalidSignature, ValueError):
         return Rejected("bad signature")
     return Verified(signature.public_key)
@@ -305,9 +305,10 @@ def load_private_key(data: bytes) -> Ed25519PrivateKey:
         raise private.fail("bad padding")
     if len(secret) != 64 or secret[32:] != public_key:
         raise private.fail("bad Ed25519 secret")
-    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey  # noqa: PLC0415
+    # Loaded on first use (PLC0415), as in `verify`.
+    from cryptography.hazmat.primitives.asymmetric import ed25519  # noqa: PLC0415
 
-    key = Ed25519PrivateKey.from_private_bytes(secret[:32])
+    key = ed25519.Ed25519PrivateKey.from_private_bytes(secret[:32])
     if key.public_key().public_bytes_raw() != public_key:
         raise private.fail("the secret does not match the public key")
     return key

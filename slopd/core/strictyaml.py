@@ -35,7 +35,7 @@ class StrictYAMLError(ValueError):
     """The text is not a strict YAML mapping; the message says why."""
 
 
-def _build(events: Iterator[Any], max_depth: int) -> Any:
+def _build(events: Iterator[Any], max_depth: int) -> Any:  # noqa: PLR0912  # a branch per event type
     """The value of the checked event stream, built in one pass, iteratively (rules 1-3).
 
     Dispatching on the event's exact type keeps this loop cheap: it runs for every input.

@@ -1,7 +1,7 @@
 """The words and limits every layer shares, in a module that imports nothing.
 
 The CLI's parser is built from these without importing the modules that use them (YAML,
-cryptography, structlog), so a command pays only for what it runs.
+cryptography, SQLite), so a command pays only for what it runs.
 """
 
 from __future__ import annotations

@@ -31,7 +31,7 @@ from slopd.daemon.parts import Parts
 from slopd.daemon.pipeline import Pipeline
 from slopd.daemon.recovery import Recoveries
 from slopd.daemon.runs import Runs
-from slopd.shell.config import Config
+from slopd.shell.config import Config, load_trust
 from slopd.shell.lanes import Entry, signature_of
 from slopd.shell.sdnotify import SystemdNotifier
 
@@ -221,8 +221,6 @@ class Daemon:
             self.systemd.ready(self.summary())
 
     def _apply_reload(self, reload: Reload) -> None:
-        from slopd.shell.config import load_trust  # noqa: PLC0415  # only a reload needs it
-
         parts = self.parts
         try:
             config = reload()

@@ -47,27 +47,31 @@ class Pipeline:
             return self._signature(input, entry, now)
         if kind is Kind.BAD_NAME:
             return self._unreadable(input, entry, _BAD_NAME)
-        if entry.stat.st_nlink > 1:
-            target = self.recoveries.interrupted_archive(lane, entry.name)
-            if target is not None:
-                return plans.FinishMove(input, target, sidecar=False)
+        return self._envelope(input, entry, now)
+
+    def _envelope(self, input: Input, entry: Entry, now: float) -> plans.Plan:
+        """Rules 1 and 2: read it once, then parse it."""
+        lane, name, hub = input.lane, input.name, self.parts.hub
+        target = self.recoveries.interrupted_archive(lane, name) if entry.stat.st_nlink > 1 else None
+        if target is not None:
+            return plans.FinishMove(input, target, sidecar=False)
         limit = self.parts.config.max_envelope_bytes
-        contents = self.parts.hub.read(lane, entry.name, limit)
+        contents = hub.read(lane, name, limit)
         if isinstance(contents, Unreadable):
-            if contents.stat is None and not self.parts.hub.exists(lane, entry.name):
+            if contents.stat is None and not hub.exists(lane, name):
                 input.log.debug("envelope.vanished")  # renamed away or deleted since the scan
                 return plans.Nothing()
             return self._unreadable(input, entry, contents.reason)
-        input = Input(lane, entry.name, contents.stat.st_ino, input.log)
         sha = hashlib.sha256(contents.data).hexdigest()
         try:
-            envelope = parse(contents.data, name=entry.name, max_bytes=limit)
+            envelope = parse(contents.data, name=name, max_bytes=limit)
         except EnvelopeError as error:
-            identity = f"{lane}\0{entry.name}\0{sha}".encode(errors="surrogateescape")
+            identity = f"{lane}\0{name}\0{sha}".encode(errors="surrogateescape")
             key = "invalid:" + hashlib.sha256(identity).hexdigest()
-            return plans.Refuse(input, key, sha, error.reasons, error.id, error.sender)
-        input = Input(lane, entry.name, input.inode, input.log.bind(id=envelope.id, type=envelope.type))
-        return self._known(input, entry, envelope, contents.data, sha, now)
+            read = Input(lane, name, contents.stat.st_ino, input.log)
+            return plans.Refuse(read, key, sha, error.reasons, error.id, error.sender)
+        read = Input(lane, name, contents.stat.st_ino, input.log.bind(id=envelope.id, type=envelope.type))
+        return self._known(read, entry, envelope, contents.data, sha, now)
 
     def _known(
         self, input: Input, entry: Entry, envelope: Envelope, data: bytes, sha: str, now: float

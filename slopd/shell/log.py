@@ -1,41 +1,37 @@
-"""Logging: structlog, one JSON object a line, to stderr (journald) and to `slopd.log`.
+"""Logging: one JSON object a line, to stderr (journald) and to `slopd.log`.
 
 Rules:
 1. Every line is one JSON object; newlines, ANSI escapes and undecodable bytes in values are
    escaped by the JSON encoder, so hostile names cannot forge or split lines.
 2. The log file is reopened when logrotate moves it (its inode changes), like WatchedFileHandler.
 3. Event names are namespaced nouns with past-tense verbs: `envelope.received`, `reply.written`.
-4. Code that logs is typed against `Logger`, the few methods it uses, not against structlog.
+4. A `Logger` binds values once (`bind`) and logs events by name, structlog's way: a line holds
+   the bound values, then the call's, then `event`, `level`, `timestamp` and, for
+   `exception`, the traceback. Below the configured level a call does nothing.
+5. This is slopd's own: structlog, which this module replaced, cost the daemon 80 ms of start-up
+   for the few lines of it slopd used (BENCHMARKS.md, start-up).
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
-import logging
 import math
 import os
 import sys
 import threading
 import time
-from collections.abc import MutableMapping
+import traceback
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Protocol, TextIO, cast
+from typing import Any, Protocol, TextIO
 
-import structlog
-
+from slopd.core.vocabulary import LOG_LEVELS
 from slopd.shell.fs import write_all
 
 
-class Logger(Protocol):
-    """A structlog bound logger, as slopd uses it: bind values once, log events by name."""
-
-    def bind(self, **values: Any) -> Logger: ...
-    def debug(self, event: str, **values: Any) -> Any: ...
-    def info(self, event: str, **values: Any) -> Any: ...
-    def warning(self, event: str, **values: Any) -> Any: ...
-    def error(self, event: str, **values: Any) -> Any: ...
-    def exception(self, event: str, **values: Any) -> Any: ...
+class _Output(Protocol):
+    def emit(self, event: dict[str, Any]) -> None: ...
 
 
 class _Sink:
@@ -96,25 +92,13 @@ class _Sink:
                     write_all(self._reopen_if_rotated(), data)
 
 
-class _LineLogger:
-    def __init__(self, sink: _Sink) -> None:
-        self._sink = sink
-
-    def msg(self, message: str) -> None:
-        self._sink.write(message)
-
-    debug = info = warning = warn = error = critical = exception = fatal = log = msg
-
-
-_format_exc_info = structlog.processors.ExceptionRenderer()
 _ENCODE = json.JSONEncoder(default=repr).encode
-
-
+_RANK = {level: rank for rank, level in enumerate(LOG_LEVELS)}
 _last_second: tuple[int, str] = (-1, "")  # one tuple, swapped whole: safe across threads
 
 
 def timestamp(now: float) -> str:
-    """ISO 8601 in UTC with microseconds, as structlog's TimeStamper(fmt="iso", utc=True) writes."""
+    """ISO 8601 in UTC with microseconds, as datetime.isoformat writes it, with `Z`."""
     global _last_second  # noqa: PLW0603  # a one-entry cache of the formatted second
     fraction, whole = math.modf(now)
     seconds, micros = int(whole), round(fraction * 1e6)  # rounded as datetime.fromtimestamp does
@@ -126,17 +110,66 @@ def timestamp(now: float) -> str:
     return f"{cached[1]}.{micros:06d}Z"
 
 
-def render(_logger: Any, method: str, event: MutableMapping[str, Any]) -> str:
-    """The one processor: level, timestamp and any exception added, then one JSON line.
-
-    One function instead of structlog's four stock processors: a busy daemon logs several
-    lines per input, and this is a measurable share of its time (BENCHMARKS.md).
-    """
-    event["level"] = "warning" if method == "warn" else "error" if method == "exception" else method
-    event["timestamp"] = timestamp(time.time())
-    if "exc_info" in event:
-        event = _format_exc_info(_logger, method, event)
+def render(event: dict[str, Any]) -> str:
+    """One JSON line for an event whose level, timestamp and traceback are already in it."""
     return _ENCODE(event)
+
+
+class _Lines:
+    """The configured output: JSON lines to a `_Sink`."""
+
+    def __init__(self, sink: _Sink) -> None:
+        self.sink = sink
+
+    def emit(self, event: dict[str, Any]) -> None:
+        self.sink.write(render(event))
+
+
+class _Settings:
+    """Where lines go and from which level on; swapped whole by `configure` and `capture`."""
+
+    def __init__(self, output: _Output, level: str) -> None:
+        self.output, self.rank = output, _RANK[level]
+
+
+_settings = _Settings(_Lines(_Sink(sys.stderr, None)), "info")
+
+
+class Logger:
+    """Bound values plus the methods slopd logs with (rule 4). Immutable: `bind` makes a new one."""
+
+    __slots__ = ("_values",)
+
+    def __init__(self, values: dict[str, Any] | None = None) -> None:
+        self._values = values or {}
+
+    def bind(self, **values: Any) -> Logger:
+        return Logger({**self._values, **values})
+
+    def _log(self, level: str, event: str, values: dict[str, Any], failure: bool = False) -> None:
+        settings = _settings
+        if _RANK[level] < settings.rank:
+            return
+        line = {**self._values, **values, "event": event, "level": level, "timestamp": timestamp(time.time())}
+        if failure:
+            line["exception"] = "".join(traceback.format_exception(*sys.exc_info())).rstrip("\n")
+        settings.output.emit(line)
+
+    def debug(self, event: str, **values: Any) -> None:
+        self._log("debug", event, values)
+
+    def info(self, event: str, **values: Any) -> None:
+        self._log("info", event, values)
+
+    def warning(self, event: str, **values: Any) -> None:
+        self._log("warning", event, values)
+
+    def error(self, event: str, **values: Any) -> None:
+        self._log("error", event, values)
+
+    def exception(self, event: str, **values: Any) -> None:
+        """`error`, with the traceback of the exception being handled."""
+        self._log("error", event, values, failure=True)
 
 
 _sinks: list[_Sink] = []
@@ -149,17 +182,40 @@ def close() -> None:
 
 
 def configure(*, log_file: Path | None, level: str = "info", stream: TextIO | None = sys.stderr) -> None:
+    global _settings  # noqa: PLW0603  # the one configuration every Logger reads at each call
     close()
     sink = _Sink(stream, log_file)
     _sinks[:] = [sink]
-    line_logger = _LineLogger(sink)
-    structlog.configure(
-        processors=[render],
-        wrapper_class=structlog.make_filtering_bound_logger(getattr(logging, level.upper())),
-        logger_factory=lambda *_args: line_logger,
-        cache_logger_on_first_use=True,
-    )
+    _settings = _Settings(_Lines(sink), level)
+
+
+def reset() -> None:
+    """Back to the defaults (info and above, JSON lines to stderr), the log file closed."""
+    global _settings  # noqa: PLW0603  # see `configure`
+    close()
+    _sinks.clear()
+    _settings = _Settings(_Lines(_Sink(sys.stderr, None)), "info")
+
+
+class _Captured:
+    def __init__(self) -> None:
+        self.events: list[dict[str, Any]] = []
+
+    def emit(self, event: dict[str, Any]) -> None:
+        self.events.append(event)
+
+
+@contextlib.contextmanager
+def capture(level: str = "debug") -> Iterator[list[dict[str, Any]]]:
+    """For tests: every event logged inside the block, as dicts, instead of lines."""
+    global _settings  # noqa: PLW0603  # swapped back on leaving the block
+    before, captured = _settings, _Captured()
+    _settings = _Settings(captured, level)
+    try:
+        yield captured.events
+    finally:
+        _settings = before
 
 
 def get() -> Logger:
-    return cast("Logger", structlog.get_logger())
+    return Logger()

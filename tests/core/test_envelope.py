@@ -621,32 +621,58 @@ def test_json_100k_nesting_is_an_error_not_a_crash(opener: str) -> None:
     assert len(error.reasons) == 1
 
 
-def test_json_overflowing_number_does_not_become_infinity() -> None:
-    """`1e999` is rejected like Infinity, or at least never turns into non-JSON `Infinity` in to_json."""
-    data = json.dumps(json_doc())[:-1].encode() + b', "x": 1e999}'
-    try:
-        envelope = parse(data, name="x.json")
-    except EnvelopeError:
-        return
+@pytest.mark.parametrize("number", ["1e999", "-1e999"])
+def test_json_overflowing_number_is_rejected_like_infinity(number: str) -> None:
+    """A number too large for a float (`1e999`) is rejected like `Infinity`: it never reaches `to_json`."""
+    data = json.dumps(json_doc())[:-1].encode() + f', "x": {number}}}'.encode()
+    assert fails(data, name="x.json").reasons == (f"invalid JSON: number {number} is too large",)
+
+
+def test_json_largest_floats_stay_json_numbers_in_to_json() -> None:
+    """`1e308`, still a finite float, is kept, and `to_json` writes it as a number, never `Infinity`."""
+    data = json.dumps(json_doc())[:-1].encode() + b', "x": 1e308, "y": -1e308}'
+    envelope = parse(data, name="x.json")
+    assert dict(envelope.extra) == {"x": 1e308, "y": -1e308}
 
     def refuse(constant: str) -> None:
         raise ValueError(constant)
 
-    json.loads(to_json(envelope), parse_constant=refuse)
+    assert json.loads(to_json(envelope), parse_constant=refuse)["x"] == 1e308
+
+
+def json_with_body_escape(escaped: str) -> bytes:
+    """A `.json` envelope whose `body` is written with the JSON escape text `escaped`."""
+    return json.dumps(json_doc())[:-1].encode() + f', "body": "{escaped}"}}'.encode()
 
 
 @pytest.mark.parametrize(
-    "escaped",
-    ["\\ud800", "a\\udfffb", "\\u0000"],
+    ("escaped", "reason"),
+    [
+        ("\\ud800", "JSON strings must be valid Unicode (no lone surrogates)"),
+        ("a\\udfffb", "JSON strings must be valid Unicode (no lone surrogates)"),
+        ("\\u0000", "JSON strings must not contain NUL"),
+    ],
     ids=["lone-high-surrogate", "lone-low-surrogate", "escaped-nul"],
 )
-def test_a_parsed_json_envelope_can_be_rendered_and_read_back(escaped: str) -> None:
-    """Whatever a `.json` body escape decodes to, an accepted envelope renders to a valid `.md` twin."""
-    data = json.dumps(json_doc())[:-1].encode() + f', "body": "{escaped}"}}'.encode()
-    try:
-        envelope = parse(data, name="x.json")
-    except EnvelopeError:
-        return
+def test_a_json_escape_to_a_lone_surrogate_or_nul_is_rejected(escaped: str, reason: str) -> None:
+    """A `.json` escape decoding to a lone surrogate or to NUL is rejected, as those raw bytes would be."""
+    assert fails(json_with_body_escape(escaped), name="x.json").reasons == (reason,)
+
+
+@pytest.mark.parametrize(
+    ("escaped", "body"),
+    [
+        ("\\ud83d\\ude00", "\U0001f600"),
+        ("\\u001b[31mred", "\x1b[31mred"),
+        ("tab\\there", "tab\there"),
+        ("\\u2028\\u0085", "\u2028\x85"),
+    ],
+    ids=["surrogate-pair", "escape-character", "tab", "unicode-line-breaks"],
+)
+def test_a_parsed_json_envelope_can_be_rendered_and_read_back(escaped: str, body: str) -> None:
+    """A `.json` body escape decoding to valid text is accepted, and the envelope renders to an `.md` twin."""
+    envelope = parse(json_with_body_escape(escaped), name="x.json")
+    assert envelope.body == body
     assert parse(render(envelope), name="x.md") == envelope
 
 

@@ -8,9 +8,8 @@ whatever kind PyYAML or Python raised; slopd raises `EnvelopeError` with a reaso
 fault, or reads the exact strings written. The rows where both agree keep the file from passing
 vacuously, and the `dumps` tests record what python-frontmatter's writer gives slopd's reader.
 
-Rerun: `.venv/bin/pip install 'python-frontmatter>=1.1,<2'` then
-`.venv/bin/python -m pytest -q tests/core/test_frontmatter_comparison.py -n0` (the project's addopts
-pass `--numprocesses`, so `-p no:xdist` alone is refused; `-n0` runs it in one process).
+Rerun (python-frontmatter comes with the dev extras, `make install`):
+`.venv/bin/python -m pytest -q tests/core/test_frontmatter_comparison.py -n0` (`-n0`: in one process).
 
 Where python-frontmatter serves well: its writer. `frontmatter.dumps` (SafeDumper) quotes every
 string YAML 1.1 would retype (`'2026-07-04T07:15:54Z'`, `'0755'`, `'yes'`, `'12:30'`, `'~'`),

@@ -1,9 +1,11 @@
-"""slopd as a long-running service, black-box: the watcher, settling, held orders, lifecycle,
-status/tail and notification coalescing (SPEC §6, §7, §8).
+"""The daemon running as a long-lived service, black-box: the watcher, settling, held orders,
+lifecycle and signals, status/tail and notification coalescing (SPEC §6, §7, §8).
 
-Daemons run in the background on a real hub and are always stopped with SIGTERM on the way
-out. Behaviour is made visible by configuration, never by timing: a huge `settle` or
-`rescan_interval` turns "took the fast path" into "was answered at all".
+Daemons run in the background on a real hub (`HubDir.running`) and are always stopped on the
+way out (SIGTERM, or the signal a test is about). Behaviour is made visible by configuration,
+never by timing: a huge `settle` or `rescan_interval` turns "took the fast path" into "was
+answered at all", and "nothing happened yet" is checked once a handshake dropped after it has
+been answered.
 """
 
 from __future__ import annotations
@@ -23,11 +25,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import structlog
 
 from slopd import app
 from slopd.daemon.loop import Daemon
-from tests.conftest import HubDir, body_of, envelope_text, front_matter, wait_for
+from tests.conftest import HubDir, RunningDaemon, body_of, envelope_text, front_matter, toml_argv, wait_for
 
 EVENT_DEADLINE = 10.0  # well under the 30 s default rescan: an answer by then came from an event
 FAST = "rescan_interval = 0.2\nsettle = 0.1\n"
@@ -36,70 +37,31 @@ FAST = "rescan_interval = 0.2\nsettle = 0.1\n"
 # -- helpers ---------------------------------------------------------------------------------
 
 
-def records(hub: HubDir) -> list[dict[str, Any]]:
-    """The log's complete lines (a line being written right now is left for the next look)."""
-    path = hub.state / "slopd.log"
-    if not path.exists():
-        return []
-    lines = path.read_text(encoding="utf-8").split("\n")[:-1]
-    return [json.loads(line) for line in lines if line]
-
-
-def events(hub: HubDir, name: str, **match: Any) -> list[dict[str, Any]]:
-    return [
-        record
-        for record in records(hub)
-        if record.get("event") == name and all(record.get(key) == value for key, value in match.items())
-    ]
-
-
 def handshake(hub: HubDir, envelope_id: str, lane: str = "inbox", **fields: Any) -> Path:
     fields.setdefault("to", "watcher")
     text = envelope_text("Hello.\n", id=envelope_id, type="handshake", **fields)
     return hub.drop(f"{envelope_id}.md", text, lane=lane)
 
 
+def rename_in(hub: HubDir, envelope_id: str, age: float = 0.0) -> Path:
+    """Drop a handshake as an agent does, write then rename, its mtime `age` seconds old."""
+    temp = hub.root / "inbox" / f".{envelope_id}.md.tmp"
+    temp.write_text(envelope_text("Hello.\n", id=envelope_id, type="handshake"), encoding="utf-8")
+    if age:
+        old = time.time() - age
+        os.utime(temp, (old, old))
+    final = hub.root / "inbox" / f"{envelope_id}.md"
+    temp.rename(final)
+    return final
+
+
 def acked(hub: HubDir, envelope_id: str) -> bool:
     return (hub.root / "outbox" / f"{envelope_id}.ack.md").is_file()
 
 
-def stop(daemon: subprocess.Popen[str], sig: int = signal.SIGTERM) -> int:
-    """Signal the daemon and wait for it; a daemon that will not stop is killed (and fails)."""
-    if daemon.poll() is None:
-        daemon.send_signal(sig)
-    try:
-        return daemon.wait(timeout=30)
-    except subprocess.TimeoutExpired:
-        daemon.kill()
-        daemon.wait()
-        pytest.fail("slopd run did not stop within 30 s of the signal")
-
-
-@contextlib.contextmanager
-def running(hub: HubDir, *extra: str) -> Iterator[subprocess.Popen[str]]:
-    """A background `slopd run` whose watcher is up for the block; SIGTERM (exit 0) after it."""
-    before = len(events(hub, "watcher.started"))
-    daemon = hub.start(*extra)
-    streams = [stream for stream in (daemon.stdout, daemon.stderr) if stream is not None]
-    drains = [threading.Thread(target=stream.read, daemon=True) for stream in streams]
-    for drain in drains:
-        drain.start()
-
-    def up() -> bool:
-        if daemon.poll() is not None:
-            pytest.fail(f"slopd run exited early with {daemon.returncode}")
-        return len(events(hub, "watcher.started")) > before
-
-    try:
-        wait_for(up)
-        yield daemon
-    finally:
-        code = stop(daemon)
-        for drain in drains:
-            drain.join(timeout=10)
-        for stream in streams:
-            stream.close()
-    assert code == 0
+def answered_and_archived(hub: HubDir, envelope_id: str) -> bool:
+    """Its ack is written and the handshake itself archived: the daemon is done with it."""
+    return acked(hub, envelope_id) and f"{envelope_id}.md" in hub.archived()
 
 
 def status_json(hub: HubDir) -> dict[str, Any]:
@@ -122,10 +84,6 @@ def write_script(tmp_path: Path, name: str, code: str) -> Path:
     return path
 
 
-def toml_argv(argv: list[str]) -> str:
-    return "[" + ", ".join(json.dumps(item) for item in argv) + "]"
-
-
 @contextlib.contextmanager
 def in_process(hub: HubDir, config_text: str) -> Iterator[Daemon]:
     """A real `Daemon` built by the composition root, as `slopd run` builds it, running `run()`
@@ -137,13 +95,12 @@ def in_process(hub: HubDir, config_text: str) -> Iterator[Daemon]:
         thread = threading.Thread(target=daemon.run, kwargs={"stop": stopping, "grace": 5.0}, daemon=True)
         thread.start()
         try:
-            wait_for(lambda: events(hub, "watcher.started"))
+            wait_for(lambda: hub.events("watcher.started"))
             yield daemon
         finally:
             stopping.set()
             daemon.wakeup.set()
             thread.join(timeout=30)
-    structlog.reset_defaults()
     assert not thread.is_alive(), "Daemon.run did not return after stop"
 
 
@@ -161,7 +118,7 @@ def kill_observer(daemon: Daemon) -> None:
 def test_a_renamed_handshake_is_answered_by_the_event_path(hub: HubDir, mode: str) -> None:
     """With the 30 s default rescan, a handshake renamed into inbox/ is acked within 10 s."""
     extra = ("--polling",) if mode == "polling" else ()
-    with running(hub, *extra):
+    with hub.running(*extra):
         # An answer proves the start-up scan is over: the next file can only come by an event.
         handshake(hub, "20260704t080000z-first")
         wait_for(lambda: acked(hub, "20260704t080000z-first"), timeout=EVENT_DEADLINE)
@@ -169,17 +126,15 @@ def test_a_renamed_handshake_is_answered_by_the_event_path(hub: HubDir, mode: st
         wait_for(lambda: acked(hub, "20260704t080001z-second"), timeout=EVENT_DEADLINE)
     assert hub.lane("inbox") == []
     assert hub.archived() == ["20260704t080000z-first.md", "20260704t080001z-second.md"]
-    assert events(hub, "watcher.started")[0]["polling"] is (mode == "polling")
+    assert hub.events("watcher.started")[0]["polling"] is (mode == "polling")
 
 
 def test_a_renamed_in_file_does_not_pay_the_settle_wait(hub: HubDir) -> None:
     """`settle = 60`: a handshake written then renamed into inbox/ is complete, so it is acked within 10 s."""
     hub.write_config("settle = 60\nrescan_interval = 300\n")
     ident = "20260704t080100z-renamed"
-    with running(hub):
-        temp = hub.root / "inbox" / f".{ident}.md.tmp"
-        temp.write_text(envelope_text("Hello.\n", id=ident, type="handshake"), encoding="utf-8")
-        temp.rename(hub.root / "inbox" / f"{ident}.md")  # how an agent drops: write, then rename
+    with hub.running():
+        rename_in(hub, ident)  # how an agent drops: write, then rename
         wait_for(lambda: acked(hub, ident), timeout=EVENT_DEADLINE)
     assert hub.lane("inbox") == []
 
@@ -187,39 +142,40 @@ def test_a_renamed_in_file_does_not_pay_the_settle_wait(hub: HubDir) -> None:
 def test_a_file_delivered_long_after_its_last_write_waits_until_its_mtime_is_settle_old(hub: HubDir) -> None:
     """A file renamed in with a 1 s old mtime (a sync delivery) waits until that mtime is `settle` old."""
     hub.write_config("settle = 60\nrescan_interval = 300\n")
-    ident = "20260704t080150z-synced"
-    with running(hub):
-        temp = hub.root / "inbox" / f".{ident}.md.tmp"
-        temp.write_text(envelope_text("Hello.\n", id=ident, type="handshake"), encoding="utf-8")
-        old = time.time() - 1
-        os.utime(temp, (old, old))  # Syncthing keeps the source's mtime
-        temp.rename(hub.root / "inbox" / f"{ident}.md")
-        time.sleep(3)  # a negative check: a remote writer may still be writing; nothing may happen yet
+    ident, later = "20260704t080150z-synced", "20260704t080151z-later"
+    with hub.running():
+        rename_in(hub, ident, age=1)  # Syncthing keeps the source's mtime
+        # A remote writer may still be writing it: nothing may happen yet. A handshake renamed in
+        # after it, just written, is answered at once; by then the daemon has seen both.
+        rename_in(hub, later)
+        wait_for(lambda: answered_and_archived(hub, later), timeout=EVENT_DEADLINE)
         assert not acked(hub, ident)
         assert hub.lane("inbox") == [f"{ident}.md"]
     hub.write_config("settle = 1\nrescan_interval = 300\n")
-    with running(hub):
+    with hub.running():
         wait_for(lambda: acked(hub, ident), timeout=EVENT_DEADLINE)
 
 
 def test_a_file_written_in_place_waits_for_settle(hub: HubDir) -> None:
-    """`settle = 60`: a file written in place is not read after 3 s; a run with `settle = 1` reads it."""
+    """`settle = 60`: a file written in place is still unread once a handshake renamed in after it
+    is answered; a run with `settle = 1` reads it."""
     hub.write_config("settle = 60\nrescan_interval = 300\n")
-    ident = "20260704t080200z-in-place"
+    ident, later = "20260704t080200z-in-place", "20260704t080201z-later"
     path = hub.root / "inbox" / f"{ident}.md"
-    with running(hub):
+    with hub.running():
         with path.open("w", encoding="utf-8") as writer:  # open, write, close in the lane itself
             writer.write(envelope_text("Hello.\n", id=ident, type="handshake"))
-        time.sleep(3)  # a negative check: nothing may happen within this time
+        rename_in(hub, later)  # answered at once: by then the daemon has seen the file written in place
+        wait_for(lambda: answered_and_archived(hub, later), timeout=EVENT_DEADLINE)
         assert hub.lane("inbox") == [f"{ident}.md"]
-        assert hub.outbox() == {}
-        assert hub.archived() == []
+        assert list(hub.outbox()) == [f"{later}.ack.md"]
+        assert hub.archived() == [f"{later}.md"]
 
     hub.write_config("settle = 1\nrescan_interval = 300\n")
-    with running(hub):
+    with hub.running():
         wait_for(lambda: acked(hub, ident), timeout=EVENT_DEADLINE)
     assert hub.lane("inbox") == []
-    assert hub.archived() == [f"{ident}.md"]
+    assert hub.archived() == sorted([f"{ident}.md", f"{later}.md"])
 
 
 SLOW_WRITER = r"""
@@ -244,7 +200,7 @@ def test_a_slow_writer_is_never_parsed_half_written(hub: HubDir, tmp_path: Path)
     source = tmp_path / "envelope.md"
     source.write_text(text, encoding="utf-8")
     writer_script = write_script(tmp_path, "slow_writer.py", SLOW_WRITER)
-    with running(hub):
+    with hub.running():
         writer = subprocess.run(
             [sys.executable, str(writer_script), str(hub.root / "inbox" / "slow.md"), str(source)],
             capture_output=True,
@@ -258,7 +214,7 @@ def test_a_slow_writer_is_never_parsed_half_written(hub: HubDir, tmp_path: Path)
     replies = hub.outbox()
     assert list(replies) == [f"{ident}.ack.md"], replies
     assert front_matter(replies[f"{ident}.ack.md"])["in_reply_to"] == ident
-    assert events(hub, "envelope.invalid") == []
+    assert hub.events("envelope.invalid") == []
     (archived,) = (hub.root / "archive").glob("*/slow.md")
     assert archived.read_text(encoding="utf-8") == text
 
@@ -274,14 +230,14 @@ def test_a_dead_observer_loses_nothing_and_an_overflow_is_noticed(hub: HubDir) -
         for ident in ids:
             handshake(hub, ident)
         wait_for(lambda: all(acked(hub, ident) for ident in ids), timeout=EVENT_DEADLINE)
-        wait_for(lambda: events(hub, "watcher.died"))
+        wait_for(lambda: hub.events("watcher.died"))
         assert daemon.arrivals.watcher is not None
         wait_for(daemon.arrivals.healthy)  # restarted
 
         logging.getLogger("watchdog.observers.inotify_c").warning(
             "Inotify queue overflowed; filesystem events were lost"
         )
-        wait_for(lambda: events(hub, "watcher.overflowed"))
+        wait_for(lambda: hub.events("watcher.overflowed"))
         handshake(hub, "20260704t081100z-after")
         wait_for(lambda: acked(hub, "20260704t081100z-after"), timeout=EVENT_DEADLINE)
     assert hub.lane("inbox") == []
@@ -323,14 +279,14 @@ def test_a_real_inotify_overflow_loses_nothing(hub: HubDir) -> None:
             kill_observer(daemon)
             _drop_burst(hub, ids)
             _assert_each_acked_once(hub, ids)
-        assert events(hub, "watcher.died")
+        assert hub.events("watcher.died")
         return
     hub.write_config("rescan_interval = 2\n")
     original = MAX_QUEUED.read_text()
     restored = False
     try:
         MAX_QUEUED.write_text("16\n")
-        with running(hub):
+        with hub.running():
             MAX_QUEUED.write_text(original)  # read at inotify_init: the daemon's queue stays at 16
             restored = True
             _drop_burst(hub, ids)
@@ -338,7 +294,7 @@ def test_a_real_inotify_overflow_loses_nothing(hub: HubDir) -> None:
     finally:
         if not restored:
             MAX_QUEUED.write_text(original)
-    assert events(hub, "watcher.overflowed")
+    assert hub.events("watcher.overflowed")
 
 
 # -- held authorized orders -------------------------------------------------------------------
@@ -355,14 +311,14 @@ def order_text() -> str:
 def test_an_order_waits_for_its_signature_then_is_answered(hub: HubDir) -> None:
     """An authorized order without its .sig is held (once, listed by status); the .sig releases it."""
     hub.write_config(FAST)
-    with running(hub):
+    with hub.running():
         hub.drop("o1.md", order_text(), lane="authorized")
-        wait_for(lambda: events(hub, "envelope.held"))
+        wait_for(lambda: hub.events("envelope.held"))
         # Two full scans later (each logs a new unrecognized name once) it is still only held once.
         for marker in ("marker-1.txt", "marker-2.txt"):
             (hub.root / "inbox" / marker).write_text("not an envelope\n")
-            wait_for(functools.partial(events, hub, "file.unrecognized", file=marker))
-        assert len(events(hub, "envelope.held")) == 1
+            wait_for(functools.partial(hub.events, "file.unrecognized", file=marker))
+        assert len(hub.events("envelope.held")) == 1
         assert hub.lane("authorized") == ["o1.md"]
         assert hub.replies_to(ORDER_ID) == []
         report = status_json(hub)
@@ -386,7 +342,7 @@ def test_once_waits_out_the_grace_of_a_held_order_then_answers_it_unsigned(hub: 
     hub.write_config("[auth]\nsig_grace = 1\n")
     hub.drop("o1.md", order_text(), lane="authorized")
     hub.run_once(timeout=30)
-    assert len(events(hub, "envelope.held")) == 1
+    assert len(hub.events("envelope.held")) == 1
     error = hub.reply(ORDER_ID, "error")
     assert "unsigned: its signature o1.md.sig never arrived" in body_of(error)
     assert hub.lane("authorized") == []
@@ -398,36 +354,31 @@ def test_once_waits_out_the_grace_of_a_held_order_then_answers_it_unsigned(hub: 
 
 def test_sigint_stops_like_sigterm(hub: HubDir) -> None:
     """SIGINT: the daemon stops cleanly, exit 0, and logs `daemon.stopped`."""
-    daemon = hub.start()
-    try:
-        wait_for(lambda: events(hub, "watcher.started"))
+    with hub.running() as daemon:
         handshake(hub, "20260704t084000z-hello")
         wait_for(lambda: acked(hub, "20260704t084000z-hello"), timeout=EVENT_DEADLINE)
-    finally:
-        code = stop(daemon, signal.SIGINT)
-        daemon.communicate()
-    assert code == 0
-    assert events(hub, "daemon.stopped")
+        assert daemon.stop(signal.SIGINT) == 0
+    assert hub.events("daemon.stopped")
 
 
 NAMES = 'names = ["watcher", "watcher:main"]\n'
 NEW_NAMES = 'names = ["watcher", "watcher:main", "watcher:newname"]\n'
 
 
-def _reload(daemon: subprocess.Popen[str], hub: HubDir, event: str) -> dict[str, Any]:
-    before = len(events(hub, event))
+def _reload(daemon: RunningDaemon, hub: HubDir, event: str) -> dict[str, Any]:
+    before = len(hub.events(event))
     daemon.send_signal(signal.SIGHUP)
-    wait_for(lambda: len(events(hub, event)) > before)
-    return events(hub, event)[-1]
+    daemon.until(lambda: len(hub.events(event)) > before)
+    return hub.events(event)[-1]
 
 
 def test_sighup_with_a_valid_config_takes_effect(hub: HubDir) -> None:
     """A name added by SIGHUP is served: an envelope to it, left in place before, is answered after."""
     hub.write_config(NAMES + FAST)
     before, after = "20260704t085000z-before", "20260704t085100z-after"
-    with running(hub) as daemon:
+    with hub.running() as daemon:
         handshake(hub, before, to="watcher:newname")
-        wait_for(lambda: events(hub, "envelope.left", file=f"{before}.md"))
+        wait_for(lambda: hub.events("envelope.left", file=f"{before}.md"))
         assert hub.lane("inbox") == [f"{before}.md"]
         assert hub.outbox() == {}
 
@@ -436,16 +387,16 @@ def test_sighup_with_a_valid_config_takes_effect(hub: HubDir) -> None:
         handshake(hub, after, to="watcher:newname")
         wait_for(lambda: acked(hub, after), timeout=EVENT_DEADLINE)
     assert front_matter(hub.reply(after, "ack"))["to"] == "claude-code"
-    assert events(hub, "config.reload_failed") == []
+    assert hub.events("config.reload_failed") == []
 
 
 def test_sighup_releases_envelopes_left_for_a_name_it_adds(hub: HubDir) -> None:
     """An envelope left in place for `watcher:newname` is answered once a reload makes that name ours."""
     hub.write_config(NAMES + FAST)
     ident = "20260704t085200z-waiting"
-    with running(hub) as daemon:
+    with hub.running() as daemon:
         handshake(hub, ident, to="watcher:newname")
-        wait_for(lambda: events(hub, "envelope.left", file=f"{ident}.md"))
+        wait_for(lambda: hub.events("envelope.left", file=f"{ident}.md"))
         hub.write_config(NEW_NAMES + FAST)
         _reload(daemon, hub, "config.reloaded")
         wait_for(lambda: acked(hub, ident), timeout=EVENT_DEADLINE)
@@ -456,17 +407,17 @@ def test_sighup_with_an_invalid_config_keeps_the_old_one(hub: HubDir) -> None:
     """An unknown key on reload: `config.reload_failed` names it, and the old config keeps serving."""
     hub.write_config(NAMES + FAST)
     ident = "20260704t085300z-still"
-    with running(hub) as daemon:
+    with hub.running() as daemon:
         hub.write_config(NEW_NAMES + FAST + "bogus = 1\n")
         failed = _reload(daemon, hub, "config.reload_failed")
         assert "bogus" in failed["reason"]
         assert failed["level"] == "error"
         handshake(hub, ident, to="watcher:main")
         wait_for(lambda: acked(hub, ident), timeout=EVENT_DEADLINE)
-        assert daemon.poll() is None
+        assert daemon.alive()
     ack = front_matter(hub.reply(ident, "ack"))
     assert ack["from"] == "watcher:main"  # the old names: the defaults would say watcher:HOST
-    assert events(hub, "config.reloaded") == []
+    assert hub.events("config.reloaded") == []
 
 
 # -- status and tail --------------------------------------------------------------------------
@@ -489,9 +440,9 @@ def test_status_lists_a_running_execution(hub: HubDir, tmp_path: Path) -> None:
         "timeout = 60\n"
     )
     ident = "20260704t086000z-job"
-    with running(hub) as daemon:
+    with hub.running() as daemon:
         hub.drop(f"{ident}.md", envelope_text("Do it.\n", id=ident, type="instigate"))
-        wait_for(lambda: events(hub, "execution.started", id=ident), timeout=EVENT_DEADLINE)
+        wait_for(lambda: hub.events("execution.started", id=ident), timeout=EVENT_DEADLINE)
         report = status_json(hub)
         assert report["daemon"]["running"] is True
         assert report["daemon"]["pid"] == daemon.pid
@@ -516,7 +467,7 @@ def test_status_shows_the_last_error(hub: HubDir) -> None:
     outbox = hub.root / "outbox"
     outbox.rmdir()
     outbox.write_text("not a directory\n")
-    with running(hub):
+    with hub.running():
         assert "last error: none" in status_text(hub)
         handshake(hub, ident)
         wait_for(lambda: status_json(hub)["last_error"] is not None, timeout=EVENT_DEADLINE)
@@ -589,7 +540,7 @@ def test_a_burst_of_errors_is_coalesced_into_five_notifications_and_a_summary(
             return []
         return [item.strip() for item in received.read_text().split("\n<<END>>\n")[:-1]]
 
-    with running(hub):
+    with hub.running():
         for ident in ids:
             hub.drop(f"{ident}.md", envelope_text(id=ident, type="bogus"))
         wait_for(
@@ -597,10 +548,10 @@ def test_a_burst_of_errors_is_coalesced_into_five_notifications_and_a_summary(
             timeout=EVENT_DEADLINE,
         )
         wait_for(lambda: len(notifications()) == 5)
-    notify = events(hub, "notify")
+    notify = hub.events("notify")
     assert len(notify) == 12
     assert {record["id"] for record in notify} == set(ids)
-    assert len(events(hub, "notify.coalesced")) == 1
+    assert len(hub.events("notify.coalesced")) == 1
     # The summary is sent on shutdown; its command may finish just after the daemon has exited.
     deadline = time.monotonic() + 10
     while len(notifications()) < 6 and time.monotonic() < deadline:

@@ -6,7 +6,6 @@ import os
 import secrets
 import signal
 import socket
-import subprocess
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -14,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from slopd.shell.sdnotify import SystemdNotifier
-from tests.conftest import HubDir, envelope_text, wait_for
+from tests.conftest import HubDir, envelope_text, toml_argv
 
 
 @contextmanager
@@ -27,13 +26,6 @@ def receiver(address: str) -> Iterator[socket.socket]:
         yield sock
     finally:
         sock.close()
-
-
-def stop(daemon: subprocess.Popen[str]) -> int:
-    """SIGTERM, then collect its output (closing the pipes) and its exit status."""
-    daemon.send_signal(signal.SIGTERM)
-    daemon.communicate(timeout=30)
-    return daemon.returncode
 
 
 def drain(sock: socket.socket) -> list[str]:
@@ -88,25 +80,22 @@ def test_the_daemon_reports_ready_status_watchdog_reloading_and_stopping(hub: Hu
     address = f"@slopd-test-{secrets.token_hex(4)}"
     hub.env.update(NOTIFY_SOCKET=address, WATCHDOG_USEC="200000")
     with receiver(address) as sock:
-        daemon = hub.start()
         received: list[str] = []
-        try:
 
-            def seen(prefix: str) -> bool:
-                received.extend(drain(sock))
-                return any(message.startswith(prefix) for message in received)
+        def seen(prefix: str) -> bool:
+            received.extend(drain(sock))
+            return any(message.startswith(prefix) for message in received)
 
-            wait_for(lambda: seen("READY=1"))
+        with hub.running() as daemon:
+            daemon.until(lambda: seen("READY=1"))
             ready = next(message for message in received if message.startswith("READY=1"))
             assert "STATUS=0 pending, 0 running, 0 queued; last error: none" in ready
-            wait_for(lambda: seen("WATCHDOG=1") and received.count("WATCHDOG=1") >= 3)
+            daemon.until(lambda: seen("WATCHDOG=1") and received.count("WATCHDOG=1") >= 3)
             daemon.send_signal(signal.SIGHUP)
-            wait_for(lambda: seen("RELOADING=1"))
+            daemon.until(lambda: seen("RELOADING=1"))
             reloading = next(message for message in received if message.startswith("RELOADING=1"))
             assert "MONOTONIC_USEC=" in reloading
-            wait_for(lambda: seen("READY=1") and sum(m.startswith("READY=1") for m in received) >= 2)
-        finally:
-            assert stop(daemon) == 0
+            daemon.until(lambda: seen("READY=1") and sum(m.startswith("READY=1") for m in received) >= 2)
         received.extend(drain(sock))
     assert "STOPPING=1" in received
 
@@ -115,30 +104,24 @@ def test_a_manager_that_stops_reading_never_blocks_the_daemon(hub: HubDir) -> No
     """With the manager's socket queue full (nobody reads it), the daemon still answers and exits 0."""
     address = f"@slopd-test-{secrets.token_hex(4)}"
     hub.env.update(NOTIFY_SOCKET=address, WATCHDOG_USEC="2000")
-    with receiver(address):
-        daemon = hub.start()
-        try:
-            hub.drop("shake.md", envelope_text(id="shake-q", type="handshake"))
-            wait_for((hub.root / "outbox" / "shake-q.ack.md").exists)
-        finally:
-            assert stop(daemon) == 0
+    with receiver(address), hub.running() as daemon:
+        hub.drop("shake.md", envelope_text(id="shake-q", type="handshake"))
+        daemon.until((hub.root / "outbox" / "shake-q.ack.md").exists)
 
 
 def test_a_dead_manager_socket_never_stops_the_daemon(hub: HubDir) -> None:
     """A NOTIFY_SOCKET nobody listens on costs nothing: the daemon still answers and exits 0."""
     hub.env.update(NOTIFY_SOCKET="@slopd-nobody-listens", WATCHDOG_USEC="100000")
-    daemon = hub.start()
-    try:
+    with hub.running() as daemon:
         hub.drop("shake.md", envelope_text(id="shake-n", type="handshake"))
-        wait_for((hub.root / "outbox" / "shake-n.ack.md").exists)
-    finally:
-        assert stop(daemon) == 0
+        daemon.until((hub.root / "outbox" / "shake-n.ack.md").exists)
 
 
 def test_children_never_see_the_notify_socket(hub: HubDir, tmp_path: Path) -> None:
     """The executor's environment has no NOTIFY_SOCKET or WATCHDOG_* even under systemd."""
     dump = tmp_path / "env.txt"
-    hub.write_config(f'[executor]\ncommand = ["/bin/sh", "-c", "env > {dump}"]\n')
+    argv = ["/bin/sh", "-c", f"env > {dump}"]
+    hub.write_config(f"[executor]\ncommand = {toml_argv(argv)}\n")
     hub.env.update(NOTIFY_SOCKET="@slopd-nobody-listens", WATCHDOG_USEC="100000", WATCHDOG_PID="1")
     hub.drop("job.md", "---\nprotocol: slop.v1\nid: job-n\ntype: instigate\nfrom: a\nto: watcher\n"
              "created_at: 2026-07-04T07:15:53Z\n---\nrun\n")  # fmt: skip
