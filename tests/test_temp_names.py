@@ -18,7 +18,7 @@ from watchdog.observers.inotify import InotifyObserver
 
 from slopd.core.layout import is_temp, temp_name
 from slopd.core.names import Kind, classify
-from tests.conftest import HubDir, envelope_text
+from tests.conftest import HubDir, envelope_text, wait_for
 
 GLOBS = ("*.md", "*.json", "*.sig", "*.md.sig")
 BURST = 200
@@ -77,17 +77,20 @@ def test_a_reader_globbing_the_lanes_during_a_burst_reads_only_finished_files(hu
     observer.start()
     watching = threading.Thread(target=reader, daemon=True)
     watching.start()
+
+    def temps() -> list[str]:
+        return [name for name in created.names if name.startswith(".slopd-tmp-")]
+
     try:
         with hub.running() as daemon:
             daemon.until(lambda: len(list((hub.root / "outbox").glob("burst-*.result.md"))) == BURST, 60)
+        wait_for(lambda: len(temps()) >= BURST, timeout=10)  # every reply was staged under a temp name
     finally:
         done.set()
         watching.join(timeout=10)
         observer.stop()
         observer.join(timeout=10)
-    temps = [name for name in created.names if name.startswith(".slopd-tmp-")]
-    assert len(temps) >= BURST, "every reply was staged under a temp name first"
-    assert [name for name in temps if any(fnmatch.fnmatchcase(name, glob) for glob in GLOBS)] == []
+    assert [name for name in temps() if any(fnmatch.fnmatchcase(name, glob) for glob in GLOBS)] == []
     assert problems == []
 
 

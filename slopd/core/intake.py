@@ -5,8 +5,8 @@ Rules:
    once. One renamed in long after its last write is a sync engine delivering a remote file —
    which may still be being written over there — so it is due once its mtime is `settle` old.
 2. A file written in place is due once its signature (inode, size, mtime, ctime) has stayed the
-   same for `settle` seconds; a file first seen by a scan whose last write is already older
-   than `settle` is due at once.
+   same for `settle` seconds. For a file a scan finds, its mtime says since when: it is due once
+   its last write is `settle` old (at once if it already is), unless it changes meanwhile.
 3. While inotify says a writer has the file open (`written`, or `created` empty, and no
    `closed` since), it is not due, however still it looks; if no `closed` comes within `writer_timeout` of the
    last write, the writer is presumed gone (a lost event) and rule 2 applies.
@@ -122,7 +122,7 @@ class Intake:
         """A full scan saw `where`, last written `age` seconds ago."""
         if where in self._candidates or where in self._failed or self.is_quiet(where, signature):
             return
-        since = now - self.settle if age >= self.settle else now
+        since = now - min(max(age, 0.0), self.settle)  # unchanged since its last write, `age` ago
         self._candidates[where] = _Candidate(signature, since, kind=kind)
 
     def hinted(

@@ -60,15 +60,34 @@ def test_a_scanned_file_older_than_settle_is_due_at_once() -> None:
     assert sorted(intake.due(100.0)) == [W, OTHER]
 
 
-def test_a_freshly_written_scanned_file_waits_for_settle() -> None:
-    """A file written `age` < `settle` ago is not due until `settle` has passed since the scan."""
+def test_a_freshly_written_scanned_file_waits_until_its_last_write_is_settle_old() -> None:
+    """A file written `age` < `settle` ago is due once `settle` has passed since that write."""
     intake = make(settle=5.0)
     intake.scanned(W, sig(), age=4.5, now=100.0)
     assert intake.due(100.0) == []
-    assert intake.due(104.75) == []
-    assert intake.next_deadline() == 105.0
+    assert intake.due(100.25) == []
+    assert intake.next_deadline() == 100.5
+    assert intake.due(100.5) == [W]
+    assert intake.confirm(W, sig(), now=100.5) is True
+
+
+def test_a_scanned_file_that_changes_before_it_is_due_waits_a_whole_settle_again() -> None:
+    """Counting from the mtime never shortens the wait of a file still being written: a change
+    seen when it falls due starts a full `settle` from then."""
+    intake = make(settle=5.0)
+    intake.scanned(W, sig(size=10), age=4.5, now=100.0)
+    assert intake.due(100.5) == [W]
+    assert intake.confirm(W, sig(size=20, mtime=2), now=100.5) is False
+    assert intake.due(105.25) == []
+    assert intake.due(105.5) == [W]
+
+
+def test_a_scanned_file_with_a_future_mtime_waits_a_whole_settle() -> None:
+    """An mtime ahead of our clock (another machine's) proves nothing: the full `settle` applies."""
+    intake = make(settle=5.0)
+    intake.scanned(W, sig(), age=-30.0, now=100.0)
+    assert intake.due(104.9) == []
     assert intake.due(105.0) == [W]
-    assert intake.confirm(W, sig(), now=105.0) is True
 
 
 @settings(max_examples=300, deadline=None)
@@ -78,13 +97,14 @@ def test_a_freshly_written_scanned_file_waits_for_settle() -> None:
     now=st.integers(0, 10**6),
 )
 def test_scanned_due_iff_old_enough_property(settle: int, age: int, now: int) -> None:
-    """For any settle/age/now: due at the scan iff age ≥ settle, and always due `settle` later."""
+    """For any settle/age/now: due at the scan iff age ≥ settle, else exactly when its last write
+    is `settle` old."""
     intake = make(settle=float(settle))
     intake.scanned(W, sig(), age=float(age), now=float(now))
     assert (intake.due(float(now)) == [W]) == (age >= settle)
-    assert intake.due(float(now + settle)) == [W]
+    assert intake.due(float(now + max(settle - age, 0))) == [W]
     if settle > 0 and age < settle:
-        assert intake.next_deadline() == now + settle
+        assert intake.next_deadline() == now + settle - age
 
 
 def test_a_second_scan_does_not_restart_the_wait() -> None:
