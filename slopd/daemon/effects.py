@@ -61,41 +61,14 @@ class Effects:
     # -- one plan each ---------------------------------------------------------------------
 
     def _perform(self, batch: Batch, plan: plans.Perform) -> None:
-        envelope, decision, input, sent = plan.envelope, plan.decision, plan.input, plan.sent
-        key, sender, watcher, now = (
-            envelope.id,
-            envelope.sender,
-            self.parts.config.watcher,
-            self.parts.clock.wall(),
-        )
+        envelope, input, sent, parts = plan.envelope, plan.input, plan.sent, self.parts
+        key, sender, watcher, now = envelope.id, envelope.sender, parts.config.watcher, parts.clock.wall()
         if plan.new:
-            mode = requested_mode(envelope)
-            batch.ledger.insert(
-                key=key,
-                id=key,
-                lane=input.lane,
-                file=input.name,
-                sha256=plan.sha256,
-                type=envelope.type,
-                sender=sender,
-                mode=mode,
-                decision=label(decision),
-                target=decision.target if isinstance(decision, Execute) else None,
-                now=self.parts.clock.stamp(),
-            )
-            input.log.info("envelope.received", sha256=plan.sha256, mode=mode, decision=label(decision))
-        match decision:
+            self._record(batch, plan)
+        match plan.decision:
             case Acknowledge():
-                if envelope.type == "note":
-                    self._index_note(batch, envelope, input)
-                    text = "Note indexed into notes/INDEX.md."
-                else:
-                    text = f"Handshake received by {watcher}."
-                reply = replies.ack(
-                    answering=key, to=sender, text=text, mode="discuss", watcher=watcher, now=now
-                )
-                self._complete(batch, input, key, reply, sent, envelope)
-            case Discuss() if self.parts.config.summarizer is not None:
+                self._acknowledge(batch, plan)
+            case Discuss() if parts.config.summarizer is not None:
                 batch.jobs.append(lambda: self.runs.summarize(envelope, input))
             case Discuss():
                 text = summary.summarize(envelope)
@@ -110,24 +83,62 @@ class Effects:
                         answering=key, to=sender, mode="execute", text=text, watcher=watcher, now=now
                     )
                     self._send(batch, input, key, ack)
-                batch.ledger.advance(key, Status.QUEUED, now=self.parts.clock.stamp())
+                batch.ledger.advance(key, Status.QUEUED, now=parts.clock.stamp())
                 batch.jobs.append(lambda: self.runs.execute(envelope, target, input))
             case Record():
                 self._notify(replies.incoming(envelope), input)
                 self._archive_or_done(batch, input, key, envelope)
             case Reject(reason):
+                mode = requested_mode(envelope)
                 reply = replies.error(
                     answering=key,
                     to=sender,
                     reasons=[reason],
                     file=input.path,
-                    mode=requested_mode(envelope),
+                    mode=mode,
                     watcher=watcher,
                     now=now,
                 )
                 self._complete(batch, input, key, reply, sent, envelope)
             case Leave():  # pragma: no cover  # the pipeline never plans to perform a Leave
                 pass
+
+    def _record(self, batch: Batch, plan: plans.Perform) -> None:
+        """Rule 1: the first sighting of an envelope, with its decision."""
+        envelope, decision, input = plan.envelope, plan.decision, plan.input
+        mode = requested_mode(envelope)
+        batch.ledger.insert(
+            key=envelope.id,
+            id=envelope.id,
+            lane=input.lane,
+            file=input.name,
+            sha256=plan.sha256,
+            type=envelope.type,
+            sender=envelope.sender,
+            mode=mode,
+            decision=label(decision),
+            target=decision.target if isinstance(decision, Execute) else None,
+            now=self.parts.clock.stamp(),
+        )
+        input.log.info("envelope.received", sha256=plan.sha256, mode=mode, decision=label(decision))
+
+    def _acknowledge(self, batch: Batch, plan: plans.Perform) -> None:
+        """A silent ack; a note is indexed first."""
+        envelope, watcher = plan.envelope, self.parts.config.watcher
+        if envelope.type == "note":
+            self._index_note(batch, envelope, plan.input)
+            text = "Note indexed into notes/INDEX.md."
+        else:
+            text = f"Handshake received by {watcher}."
+        reply = replies.ack(
+            answering=envelope.id,
+            to=envelope.sender,
+            text=text,
+            mode="discuss",
+            watcher=watcher,
+            now=self.parts.clock.wall(),
+        )
+        self._complete(batch, plan.input, envelope.id, reply, plan.sent, envelope)
 
     def _refuse(self, batch: Batch, plan: plans.Refuse) -> None:
         input, key = plan.input, plan.key

@@ -52,6 +52,14 @@ def numbered(name: str, attempt: int) -> str:
     return f"{name[0]}{stem}-{attempt}{dot}{suffix}"
 
 
+def _exists(dir_fd: int, relative: str) -> bool:
+    try:
+        os.stat(relative, dir_fd=dir_fd, follow_symlinks=False)
+    except FileNotFoundError:
+        return False
+    return True
+
+
 class Archive:
     def __init__(self, hub: Hub) -> None:
         self.hub = hub
@@ -65,7 +73,7 @@ class Archive:
         for attempt in range(1, 100_000):
             candidate = numbered(name, attempt)
             path = f"archive/{day}/{candidate}"
-            if path not in reserved and not self.hub.path_exists(path):
+            if path not in reserved and not _exists(archive_fd, f"{day}/{candidate}"):
                 return path
         raise FileExistsError(errno.EEXIST, f"no free archive name for {name}")
 
@@ -81,13 +89,16 @@ class Archive:
         done: dict[Move, Moved] = {}
         linked: list[Move] = []
         days: dict[str, int] = {}
+        lanes: dict[str, int] = {}  # each lane checked once for the whole call
         try:
             for move in moves:
                 day = move.target.removeprefix("archive/").partition("/")[0]
                 try:
                     if day not in days:
                         days[day] = os.open(day, fs.DIR_FLAGS, dir_fd=self.hub.lane_fd("archive"))
-                    if self._link(move, days[day]):
+                    if move.lane not in lanes:
+                        lanes[move.lane] = self.hub.lane_fd(move.lane)
+                    if self._link(move, lanes[move.lane], days[day]):
                         linked.append(move)
                     else:
                         done[move] = Moved(move, moved=False)
@@ -105,14 +116,13 @@ class Archive:
                 os.close(fd)
         for move in linked:
             with contextlib.suppress(FileNotFoundError):
-                os.unlink(move.name, dir_fd=self.hub.lane_fd(move.lane))
+                os.unlink(move.name, dir_fd=lanes[move.lane])
             done[move] = Moved(move)
         return [done[move] for move in moves]
 
-    def _link(self, move: Move, day_fd: int) -> bool:
+    def _link(self, move: Move, lane_fd: int, day_fd: int) -> bool:
         """Give the input its archive name too (False: it is gone); a rename if links fail."""
         final = move.target.rpartition("/")[2]
-        lane_fd = self.hub.lane_fd(move.lane)
         try:
             os.link(move.name, final, src_dir_fd=lane_fd, dst_dir_fd=day_fd, follow_symlinks=False)
         except FileNotFoundError:
