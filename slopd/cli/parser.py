@@ -117,7 +117,7 @@ def _hub_commands(command: Command) -> None:
 
 
 def _envelope_commands(command: Command) -> None:
-    sub = command("send", "slopd.cli.envelopes:send", "drop a valid envelope into the inbox; prints its id")
+    sub = command("send", "slopd.cli.messages:send", "drop a valid envelope into the inbox; prints its id")
     sub.add_argument("--hub", required=True)
     sub.add_argument("--type", required=True, choices=TYPES)
     sub.add_argument("--from", dest="sender", required=True)

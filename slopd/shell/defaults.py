@@ -13,14 +13,13 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import socket
 from pathlib import Path
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
 
 
 def default_names() -> tuple[str, ...]:
-    host = _UNSAFE.sub("-", socket.gethostname().split(".")[0]) or "localhost"
+    host = _UNSAFE.sub("-", os.uname().nodename.split(".")[0]) or "localhost"  # gethostname(), sans socket
     return ("watcher", f"watcher:{host}")
 
 
