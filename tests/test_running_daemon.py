@@ -55,6 +55,15 @@ def rename_in(hub: HubDir, envelope_id: str, age: float = 0.0) -> Path:
     return final
 
 
+def deliver(hub: HubDir, envelope_id: str) -> Path:
+    """Deliver a handshake as Syncthing does: written under its temp name, renamed at once."""
+    temp = hub.root / "inbox" / f".syncthing.{envelope_id}.md.tmp"
+    temp.write_text(envelope_text("Hello.\n", id=envelope_id, type="handshake"), encoding="utf-8")
+    final = hub.root / "inbox" / f"{envelope_id}.md"
+    temp.rename(final)
+    return final
+
+
 def acked(hub: HubDir, envelope_id: str) -> bool:
     return (hub.root / "outbox" / f"{envelope_id}.ack.md").is_file()
 
@@ -147,6 +156,23 @@ def test_a_file_delivered_long_after_its_last_write_waits_until_its_mtime_is_set
         rename_in(hub, ident, age=1)  # Syncthing keeps the source's mtime
         # A remote writer may still be writing it: nothing may happen yet. A handshake renamed in
         # after it, just written, is answered at once; by then the daemon has seen both.
+        rename_in(hub, later)
+        wait_for(lambda: answered_and_archived(hub, later), timeout=EVENT_DEADLINE)
+        assert not acked(hub, ident)
+        assert hub.lane("inbox") == [f"{ident}.md"]
+    hub.write_config("settle = 1\nrescan_interval = 300\n")
+    with hub.running():
+        wait_for(lambda: acked(hub, ident), timeout=EVENT_DEADLINE)
+
+
+def test_a_file_a_sync_client_renames_in_just_after_writing_it_still_waits_for_settle(hub: HubDir) -> None:
+    """Renamed in from `.syncthing.NAME.tmp` within a moment of its last write, it is a remote
+    file that may be half-written (a fast delivery of an early version): it waits until its
+    mtime is `settle` old, while an agent's drop renamed in after it is answered at once."""
+    hub.write_config("settle = 60\nrescan_interval = 300\n")
+    ident, later = "20260704t080155z-delivered", "20260704t080156z-later"
+    with hub.running():
+        deliver(hub, ident)
         rename_in(hub, later)
         wait_for(lambda: answered_and_archived(hub, later), timeout=EVENT_DEADLINE)
         assert not acked(hub, ident)

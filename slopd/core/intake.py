@@ -3,7 +3,9 @@
 Rules:
 1. A file renamed into the lane (`arrived`) right after its last write is complete: it is due at
    once. One renamed in long after its last write is a sync engine delivering a remote file —
-   which may still be being written over there — so it is due once its mtime is `settle` old.
+   which may still be being written over there — so it is due once its mtime is `settle` old;
+   so is one renamed in from a sync client's temporary name (`delivered`), however soon after
+   its last write: a fast delivery of a half-written file is still half-written.
 2. A file written in place is due once its signature (inode, size, mtime, ctime) has stayed the
    same for `settle` seconds. For a file a scan finds, its mtime says since when: it is due once
    its last write is `settle` old (at once if it already is), unless it changes meanwhile.
@@ -35,6 +37,7 @@ class Hint(StrEnum):
     """What a filesystem event said about a lane entry (`shell.watcher` makes them)."""
 
     ARRIVED = "arrived"  # renamed into the lane: complete
+    DELIVERED = "delivered"  # renamed in from a sync client's temporary name: a remote file
     CREATED = "created"  # being written in place
     WRITTEN = "written"
     CLOSED = "closed"  # its writer closed it (inotify only)
@@ -143,13 +146,13 @@ class Intake:
             self._candidates.pop(where, None)
             self._writing.pop(where, None)
             return
-        if hint is Hint.ARRIVED:
+        if hint in (Hint.ARRIVED, Hint.DELIVERED):
             self._writing.pop(where, None)
             renamed_after = (signature[3] - signature[2]) / 1e9  # ctime - mtime
-            if wall is None or renamed_after <= FRESH_RENAME:
+            if hint is Hint.ARRIVED and (wall is None or renamed_after <= FRESH_RENAME):
                 self._candidates[where] = _Candidate(signature, now, complete=True, kind=kind)
             else:
-                age = max(wall - signature[2] / 1e9, 0.0)
+                age = min(max(wall - signature[2] / 1e9, 0.0), self.settle) if wall is not None else 0.0
                 self._candidates[where] = _Candidate(signature, now - age, kind=kind)
             return
         if hint is Hint.CLOSED:

@@ -8,6 +8,8 @@ Rules, in order:
 3. An input or sidecar whose name is not sane (undecodable, control or bidi characters, over
    255 bytes) is `BAD_NAME`: it gets an error reply and is archived.
 4. Anything else is `OTHER`: left in place, logged once, listed by `slopd status`.
+5. A sync client's own temporary names (`is_sync_temp`) say, when a file is renamed from one,
+   that it was delivered from another machine — where it may still be being written.
 """
 
 from __future__ import annotations
@@ -39,6 +41,10 @@ IGNORED_GLOBS = (
     "icon?",
 )
 _IGNORED = re.compile("|".join(fnmatch.translate(glob) for glob in IGNORED_GLOBS), re.IGNORECASE)
+# Where sync clients write a file they are receiving, before renaming it into place beside it:
+# Syncthing (`.syncthing.NAME.tmp`; `~syncthing~NAME.tmp` on Windows) and Resilio (`NAME.!sync`).
+SYNC_TEMP_GLOBS = (".syncthing.*.tmp", "~syncthing~*.tmp", "*.!sync")
+_SYNC_TEMP = re.compile("|".join(fnmatch.translate(glob) for glob in SYNC_TEMP_GLOBS), re.IGNORECASE)
 # C0 and C1 controls and DEL (Unicode category Cc), and the bidirectional marks and overrides.
 _UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069/\\\\]")
 
@@ -63,6 +69,11 @@ def classify(name: str, *, lane: str) -> Kind:
     else:
         return Kind.OTHER
     return kind if is_sane(name) else Kind.BAD_NAME
+
+
+def is_sync_temp(name: str) -> bool:
+    """Rule 5: a sync client's temporary name for a file it is receiving."""
+    return _SYNC_TEMP.fullmatch(name) is not None
 
 
 def is_sane(name: str) -> bool:

@@ -5,8 +5,9 @@ Rules:
    at once when the kernel reports an inotify queue overflow or the observer thread dies.
 2. The watchdog handler does nothing but hand `(lane, name, hint)` to the loop, inside a
    try/except (an exception in a handler kills watchdog's dispatcher thread).
-3. Hints: `arrived` — renamed into the lane, so complete; `created` / `written` — being
-   written in place; `closed` — a writer closed it (inotify only).
+3. Hints: `arrived` — renamed into the lane, so complete; `delivered` — renamed in from a sync
+   client's temporary name, so a remote file that may be half-written; `created` / `written` —
+   being written in place; `closed` — a writer closed it (inotify only).
 4. Only `inbox/` and `authorized/` are watched, non-recursively; `archive/` never is.
 """
 
@@ -30,6 +31,7 @@ from watchdog.observers.api import BaseObserver
 from watchdog.observers.polling import PollingObserver
 
 from slopd.core.intake import Hint
+from slopd.core.names import is_sync_temp
 
 POLL_INTERVAL = 1.0
 _WATCHDOG_LOGGERS = ("watchdog.observers.inotify_c", "watchdog.observers.inotify")
@@ -58,8 +60,11 @@ class _Handler(FileSystemEventHandler):
                 return
             path = _text(event.dest_path if hint is Hint.ARRIVED else event.src_path)
             lane = self._lanes.get(os.path.dirname(path))
-            if lane is not None:
-                self._put((lane, os.path.basename(path), hint))
+            if lane is None:
+                return
+            if hint is Hint.ARRIVED and is_sync_temp(os.path.basename(_text(event.src_path))):
+                hint = Hint.DELIVERED  # a sync client renaming in what it received (rule 3)
+            self._put((lane, os.path.basename(path), hint))
         except Exception:  # noqa: S110  # never let a hint kill the observer thread
             pass
 

@@ -330,3 +330,15 @@ def test_oldest_keeps_exactly_the_room_oldest_in_order(mtimes: dict[Where, int],
     assert [where for where, _ in oldest.sorted()] == expected
     assert [item for _, item in oldest.sorted()] == [f"item {where}" for where in expected]
     assert oldest.overflowed == (len(mtimes) > room)
+
+
+def test_a_delivery_from_a_sync_client_waits_for_its_mtime_to_be_settle_old_however_fresh() -> None:
+    """`delivered` (renamed in from a sync client's temp name) right after its last write is not
+    complete, unlike `arrived`: it is due once its mtime is `settle` old."""
+    intake = make(settle=5.0)
+    fresh = sig(mtime=100 * 10**9, ctime=100 * 10**9 + 10**8)  # renamed 0.1 s after its last write
+    intake.hinted(W, Hint.DELIVERED, fresh, now=100.1, wall=100.1)
+    intake.hinted(OTHER, Hint.ARRIVED, fresh, now=100.1, wall=100.1)
+    assert intake.due(100.1) == [OTHER]
+    assert intake.due(104.9) == [OTHER]
+    assert sorted(intake.due(105.0)) == [W, OTHER]

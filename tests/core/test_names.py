@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from slopd.core.names import Kind, classify, is_sane
+from slopd.core.names import Kind, classify, is_sane, is_sync_temp
 
 LANES = ["inbox", "authorized"]
 
@@ -191,3 +191,22 @@ def test_is_sane() -> None:
     assert not is_sane("x\u2067.md")
     assert not is_sane("x\x01.md")
     assert not is_sane("x\udc80.md")
+
+
+@pytest.mark.parametrize(
+    ("name", "sync_temp"),
+    [
+        (".syncthing.x.md.tmp", True),
+        (".syncthing.20260704t071553z-a.json.tmp", True),
+        ("~syncthing~x.md.tmp", True),
+        ("x.md.!sync", True),
+        (".SYNCTHING.X.MD.TMP", True),
+        (".x.md.tmp", False),  # an agent's own temp name: its rename is a local, complete drop
+        (".slopd-tmp-ab12-x.md.tmp", False),
+        ("x.md", False),
+        ("syncthing.x.md.tmp", False),
+    ],
+)
+def test_sync_client_temp_names(name: str, sync_temp: bool) -> None:
+    """Syncthing's and Resilio's receiving names are sync temps; an agent's dot-temp is not."""
+    assert is_sync_temp(name) is sync_temp
