@@ -26,6 +26,7 @@ from typing import TextIO
 
 from slopd.core.errors import UsageError
 from slopd.core.intake import Intake
+from slopd.core.layout import LEDGER_FILE, LOG_FILE
 from slopd.core.orders import Trust
 from slopd.daemon.batch import GroupCommit
 from slopd.daemon.gate import Gate
@@ -39,8 +40,6 @@ from slopd.shell.lanes import Hub, require_hub
 from slopd.shell.ledger import Ledger
 from slopd.shell.notifier import Notifier
 
-LEDGER_NAME = "ledger.sqlite3"
-LOG_NAME = "slopd.log"
 WRITER_TIMEOUT = 30.0  # seconds an open writer is waited for before it is presumed gone
 
 
@@ -76,22 +75,19 @@ class App:
 
     def daemon(self) -> Daemon:
         """The daemon over these pieces (build one per run)."""
-        config, logger = self.config, self.log
-        hub = self.hub
-        ledger = self.ledger
+        config, hub, logger = self.config, self.hub, self.log
         archive = Archive(hub)
-        intake = Intake(settle=config.settle, writer_timeout=WRITER_TIMEOUT, track_writers=False)
         parts = Parts(
             hub=hub,
             archive=archive,
-            ledger=ledger,
+            ledger=self.ledger,
             config=config,
             log=logger,
             clock=Clock(self.clock),
-            intake=intake,
+            intake=Intake(settle=config.settle, writer_timeout=WRITER_TIMEOUT, track_writers=False),
             gate=Gate(hub, self.trust, config.auth.sig_grace, self.clock),
             notifier=Notifier(config.notify, self.runner, executor.child_environment({}), logger),
-            commits=GroupCommit(hub, archive, ledger, logger),
+            commits=GroupCommit(hub, archive, self.ledger, logger),
             runner=self.runner,
             state_dir=self.state,
         )
@@ -128,9 +124,9 @@ def start(
     except lock.LockHeld as held:
         raise UsageError(f"another slopd holds this hub: {held}") from None
     try:
-        log.configure(log_file=log_file or state_path / LOG_NAME, level=log_level, stream=log_stream)
+        log.configure(log_file=log_file or state_path / LOG_FILE, level=log_level, stream=log_stream)
         hub = Hub(root)
-        ledger = Ledger(state_path / LEDGER_NAME)
+        ledger = Ledger(state_path / LEDGER_FILE)
     except BaseException:
         os.close(lock_fd)
         raise

@@ -109,7 +109,7 @@ def await_reply(root: Path, envelope_id: str, kinds: tuple[str, ...], timeout: f
     arrived = threading.Event()
 
     def put(notice: Notice) -> None:
-        if notice[1] in names or not notice[1]:
+        if notice[1] in names or not notice[1]:  # its reply, or events were lost: look now
             arrived.set()
 
     watcher = Watcher(root, ("outbox",), polling=False, put=put)

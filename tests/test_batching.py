@@ -382,3 +382,18 @@ def test_executing_and_finished_are_never_committed_inside_a_unit(tmp_path: Path
     row = Ledger(tmp_path / "ledger.sqlite3").get("a")
     assert row is not None
     assert (row.status, row.outcome) == (Status.FINISHED, Produced("done"))
+
+
+def test_a_lane_replaced_under_a_batch_never_gets_a_write_through_a_stale_fd(lanes: Lanes) -> None:
+    """A reply staged before its lane was replaced is named in the directory it was written in,
+    even after the hub reopened the lane (closing its old fd): the staged file holds its own fd."""
+    batch = lanes.commits.open(stage=True)
+    lanes.commits.write(batch, "outbox", "a.result.md", b"reply")
+    os.rename(lanes.root / "outbox", lanes.root / "outbox-old")
+    (lanes.root / "outbox").mkdir()
+    assert lanes.hub.lstat("outbox", "anything") is None  # the hub reopens the new outbox/
+    for _ in range(20):  # new fds that would reuse a closed one's number
+        os.close(os.open(lanes.root, os.O_RDONLY))
+    assert lanes.commits.commit(batch).failed == []
+    assert (lanes.root / "outbox-old" / "a.result.md").read_bytes() == b"reply"
+    assert os.listdir(lanes.root / "outbox") == []

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from slopd.core import guide
 from slopd.core.errors import UsageError
+from slopd.core.layout import LEDGER_FILE, LOG_FILE
 from slopd.core.vocabulary import MAX_ENVELOPE_BYTES
 from slopd.ops import status as status_view
 from slopd.ops import tail as tail_view
@@ -19,16 +20,13 @@ from slopd.shell.lanes import Hub, require_hub
 from slopd.shell.lanes import init as init_hub
 from slopd.shell.ledger import Ledger
 
-LEDGER_NAME = "ledger.sqlite3"
-LOG_NAME = "slopd.log"
-
 
 def state_dir(args: argparse.Namespace, hub: Path) -> Path:
     return choose_state_dir(hub, args.state)
 
 
 def _ledger(state: Path) -> Ledger | None:
-    path = state / LEDGER_NAME
+    path = state / LEDGER_FILE
     return Ledger(path) if path.exists() else None
 
 
@@ -55,7 +53,7 @@ def status(args: argparse.Namespace) -> int:
 
 def tail(args: argparse.Namespace) -> int:
     root = require_hub(args.hub)
-    path = Path(args.log_file) if args.log_file else state_dir(args, root) / LOG_NAME
+    path = Path(args.log_file) if args.log_file else state_dir(args, root) / LOG_FILE
     if not path.exists() and not args.follow:
         raise UsageError(f"{path}: no log yet (has slopd run on this hub with this state dir?)")
     tail_view.show(

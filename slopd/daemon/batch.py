@@ -61,7 +61,6 @@ class Batch:
     stage: bool
     inputs: list[tuple[Where, Kind]] = field(default_factory=list)
     staged: list[fs.Staged] = field(default_factory=list)
-    written: set[str] = field(default_factory=set)  # lanes whose directory fsync is owed
     moves: list[Move] = field(default_factory=list)
     reserved: set[str] = field(default_factory=set)
     announced: dict[Move, _Announced] = field(default_factory=dict)
@@ -82,7 +81,6 @@ class GroupCommit:
             batch.staged.append(staged)
         else:
             fs.commit([staged])
-        batch.written.add(lane)
 
     def target(self, batch: Batch, name: str, now: datetime) -> str:
         """A free archive path for `name`, reserved for this batch."""
@@ -100,8 +98,6 @@ class GroupCommit:
         """Flush, commit, move, start jobs (rules 2 and 3)."""
         try:
             fs.commit(batch.staged)
-            for lane in sorted(batch.written):
-                fs.fsync_dir(self.hub.lane_fd(lane))
             batch.ledger.commit()
         except BaseException as error:
             for staged in batch.staged:

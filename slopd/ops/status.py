@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from slopd.core.layout import INPUT_LANES
+from slopd.core.layout import INPUT_LANES, LOCK_FILE, LOG_FILE
 from slopd.core.names import Kind, classify
 from slopd.shell.lanes import Hub
 from slopd.shell.ledger import Ledger
@@ -69,7 +69,7 @@ def gather(hub: Hub, ledger: Ledger | None, holder: int | None, state: Path) -> 
     since = None
     if holder is not None:
         try:
-            started = (state / "slopd.lock").stat().st_mtime
+            started = (state / LOCK_FILE).stat().st_mtime
             since = datetime.fromtimestamp(started, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         except OSError:
             pass
@@ -91,7 +91,7 @@ def gather(hub: Hub, ledger: Ledger | None, holder: int | None, state: Path) -> 
         "executing": [],
         "in_progress": [],
         "last_replies": [],
-        "last_error": last_error(state / "slopd.log"),
+        "last_error": last_error(state / LOG_FILE),
     }
     if ledger is not None:
         report["ledger"] = ledger.counts()

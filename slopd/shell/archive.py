@@ -86,34 +86,37 @@ class Archive:
 
     def move_all(self, moves: list[Move]) -> list[Moved]:
         """Many moves (rule 3), in order; one result per move."""
+        days: dict[str, int] = {}
+        lanes: dict[str, int] = {}  # each lane checked once for the whole call, its fd our own copy
+        try:
+            return self._move_all(moves, days, lanes)
+        finally:
+            for fd in [*days.values(), *lanes.values()]:
+                os.close(fd)
+
+    def _move_all(self, moves: list[Move], days: dict[str, int], lanes: dict[str, int]) -> list[Moved]:
         done: dict[Move, Moved] = {}
         linked: list[Move] = []
-        days: dict[str, int] = {}
-        lanes: dict[str, int] = {}  # each lane checked once for the whole call
-        try:
-            for move in moves:
-                day = move.target.removeprefix("archive/").partition("/")[0]
-                try:
-                    if day not in days:
-                        days[day] = os.open(day, fs.DIR_FLAGS, dir_fd=self.hub.lane_fd("archive"))
-                    if move.lane not in lanes:
-                        lanes[move.lane] = self.hub.lane_fd(move.lane)
-                    if self._link(move, lanes[move.lane], days[day]):
-                        linked.append(move)
-                    else:
-                        done[move] = Moved(move, moved=False)
-                except OSError as error:
+        for move in moves:
+            day = move.target.removeprefix("archive/").partition("/")[0]
+            try:
+                if day not in days:
+                    days[day] = os.open(day, fs.DIR_FLAGS, dir_fd=self.hub.lane_fd("archive"))
+                if move.lane not in lanes:
+                    lanes[move.lane] = os.dup(self.hub.lane_fd(move.lane))
+                if self._link(move, lanes[move.lane], days[day]):
+                    linked.append(move)
+                else:
+                    done[move] = Moved(move, moved=False)
+            except OSError as error:
+                done[move] = Moved(move, error)
+        for day, fd in days.items():
+            try:
+                fs.fsync_dir(fd)
+            except OSError as error:  # not durable: keep every input of that day in its lane
+                for move in [m for m in linked if m.target.startswith(f"archive/{day}/")]:
+                    linked.remove(move)
                     done[move] = Moved(move, error)
-            for day, fd in days.items():
-                try:
-                    fs.fsync_dir(fd)
-                except OSError as error:  # not durable: keep every input of that day in its lane
-                    for move in [m for m in linked if m.target.startswith(f"archive/{day}/")]:
-                        linked.remove(move)
-                        done[move] = Moved(move, error)
-        finally:
-            for fd in days.values():
-                os.close(fd)
         for move in linked:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(move.name, dir_fd=lanes[move.lane])

@@ -9,7 +9,8 @@ Rules:
    filesystems that cannot sync a directory.
 3. Staged files (written, not yet durable nor named) are made durable together by `commit`:
    one syncfs(2) on Linux, then an fsync each — cheap by then, and it reports that very file's
-   write error whatever the kernel's syncfs says. A failed commit leaves no temporary file.
+   write error whatever the kernel's syncfs says — then named, then each directory synced
+   once. A failed commit leaves no temporary file.
 4. Nothing here follows a symlink or removes anything slopd did not make.
 """
 
@@ -141,26 +142,40 @@ def _syncfs() -> Callable[[int], int] | None:
 
 @dataclass(slots=True)
 class Staged:
-    """A written temporary file, still open: not yet durable, not yet named."""
+    """A written temporary file, still open: not yet durable, not yet named.
+
+    It holds its own duplicate of its directory's fd, so a lane reopened meanwhile (replaced
+    under the hub) never leaves it naming a file through an fd that was closed or reused.
+    """
 
     fd: int
     dir_fd: int
     temp: str
     name: str
 
+    def close(self) -> None:
+        for fd in (self.fd, self.dir_fd):
+            if fd >= 0:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+        self.fd = self.dir_fd = -1
+
     def discard(self) -> None:
-        if self.fd >= 0:
+        if self.dir_fd >= 0:
             with contextlib.suppress(OSError):
-                os.close(self.fd)
-            self.fd = -1
-        with contextlib.suppress(OSError):
-            os.unlink(self.temp, dir_fd=self.dir_fd)
+                os.unlink(self.temp, dir_fd=self.dir_fd)
+        self.close()
 
 
 def stage(dir_fd: int, name: str, data: bytes, *, mode: int = 0o644) -> Staged:
     """Write `data` to a new temporary file beside `name` (rule 2, up to the fsync)."""
     temp = temp_name(name, os.urandom(6).hex())
-    staged = Staged(os.open(temp, _CREATE_FLAGS, mode, dir_fd=dir_fd), dir_fd, temp, name)
+    held = os.dup(dir_fd)
+    try:
+        staged = Staged(os.open(temp, _CREATE_FLAGS, mode, dir_fd=held), held, temp, name)
+    except BaseException:
+        os.close(held)
+        raise
     try:
         write_all(staged.fd, data)
     except BaseException:
@@ -170,20 +185,20 @@ def stage(dir_fd: int, name: str, data: bytes, *, mode: int = 0o644) -> Staged:
 
 
 def commit(staged: list[Staged], *, replace: bool = True) -> None:
-    """Make staged files durable, then give each its name, in order (rule 3).
+    """Make staged files durable, give each its name, in order, then sync each directory they
+    were named in, once (rule 3).
 
     Without `replace` an existing name is never clobbered: FileExistsError. On any failure
     every temporary name is removed; files already named stay, which is harmless to callers
     that write the same bytes again on retry.
     """
+    directories: dict[tuple[int, int], int] = {}  # (st_dev, st_ino) -> one of its fds
     try:
         syncfs = _syncfs() if len(staged) > 1 else None
         if syncfs is not None:
             syncfs(staged[0].fd)
         for file in staged:
             os.fsync(file.fd)
-            os.close(file.fd)
-            file.fd = -1
             if replace:
                 os.replace(file.temp, file.name, src_dir_fd=file.dir_fd, dst_dir_fd=file.dir_fd)
             else:
@@ -195,16 +210,21 @@ def commit(staged: list[Staged], *, replace: bool = True) -> None:
                     follow_symlinks=False,
                 )
                 os.unlink(file.temp, dir_fd=file.dir_fd)
+            held = os.fstat(file.dir_fd)
+            directories.setdefault((held.st_dev, held.st_ino), file.dir_fd)
+        for fd in directories.values():
+            fsync_dir(fd)
     except BaseException:
         for file in staged:
             file.discard()  # what was named is gone from under its temp name: nothing happens
         raise
+    for file in staged:
+        file.close()
 
 
 def atomic_write(dir_fd: int, name: str, data: bytes, *, replace: bool = True, mode: int = 0o644) -> None:
     """Write `name` in the directory `dir_fd` atomically and durably (rule 2)."""
     commit([stage(dir_fd, name, data, mode=mode)], replace=replace)
-    fsync_dir(dir_fd)
 
 
 def write_file(path: Path, data: bytes, *, mode: int = 0o644, replace: bool = False) -> None:

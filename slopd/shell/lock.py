@@ -6,7 +6,7 @@ import fcntl
 import os
 from pathlib import Path
 
-LOCK_NAME = "slopd.lock"
+from slopd.core.layout import LOCK_FILE
 
 
 class LockHeld(Exception):  # noqa: N818  # reads as a state: "lock held"
@@ -23,7 +23,7 @@ def _pid_in(fd: int) -> int | None:
 
 def acquire(state_dir: Path) -> int:
     """Take the lock and write our pid into it; the fd must stay open while we run."""
-    path = state_dir / LOCK_NAME
+    path = state_dir / LOCK_FILE
     fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -38,7 +38,7 @@ def acquire(state_dir: Path) -> int:
 
 def holder(state_dir: Path) -> int | None:
     """The pid of the daemon holding the hub, or None when nobody does."""
-    path = state_dir / LOCK_NAME
+    path = state_dir / LOCK_FILE
     try:
         fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
     except FileNotFoundError:
