@@ -113,10 +113,10 @@ def start(
     clock: Callable[[], datetime] = lambda: datetime.now(UTC),
 ) -> Iterator[App]:
     """Open a hub for serving (rules 1-2); closed again when the block ends."""
-    root = require_hub(root)
+    root = require_hub(root).absolute()  # commands get absolute paths (SLOP_HUB, SLOP_OUT_DIR)
     config = load_config(root, config_path)
     trust = config_module.load_trust(config)
-    state_path = defaults.state_dir(root, state)
+    state_path = defaults.state_dir(root, state).absolute()
     config_module.ensure_outside(root, state_path, "the state dir")
     state_path.mkdir(parents=True, exist_ok=True, mode=0o700)
     try:

@@ -33,7 +33,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"slopd {args.command}: {error}", file=sys.stderr)
         return 2
     except OSError as error:
-        print(f"slopd {args.command}: {error.filename or ''}: {error.strerror or error}", file=sys.stderr)
+        where = error.filename or getattr(args, "hub", None) or getattr(args, "file", None) or "?"
+        print(f"slopd {args.command}: {where}: {error.strerror or error}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130

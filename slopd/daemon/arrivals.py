@@ -10,6 +10,8 @@ Rules:
 4. A signature arriving releases the order held for it at once; a signature whose order is not
    there waits for it (the grace), or follows it at once when the order is already archived.
 5. Inputs whose job is queued or running are not candidates.
+6. A lane that is missing — at start, or gone since — is created again before the watcher
+   starts and at each scan (SPEC §7), and the watcher restarted to watch it.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from slopd.shell.lanes import Entry, signature_of
 from slopd.shell.watcher import Notice, Watcher
 
 MAX_CANDIDATES = 1000
+REVIVE_PAUSE = 5.0  # seconds between two restarts of a watcher that will not stay up
 
 
 class Arrivals:
@@ -34,6 +37,7 @@ class Arrivals:
         self.notices: queue.SimpleQueue[Notice] = queue.SimpleQueue()
         self.watcher: Watcher | None = None
         self.backlog = False  # the last scan left inputs for the next one
+        self._revive_at = 0.0
 
     # -- the watcher -----------------------------------------------------------------------
 
@@ -43,6 +47,7 @@ class Arrivals:
             self.wake()
 
         log = self.parts.log
+        self._ensure_lanes()
         self.watcher = Watcher(self.parts.hub.root, INPUT_LANES, polling=polling, put=put)
         self.watcher.start()
         self.parts.intake.track_writers = self.watcher.reports_close
@@ -53,15 +58,32 @@ class Arrivals:
     def healthy(self) -> bool:
         return self.watcher is None or self.watcher.healthy()
 
-    def revive(self) -> bool:
-        """False (after restarting it) when the observer thread died: a rescan must follow."""
-        if self.healthy():
+    def revive(self, now: float) -> bool:
+        """False (after restarting it) when the observer thread died: a rescan must follow.
+
+        A watcher that will not stay up is restarted at most every `REVIVE_PAUSE` seconds; the
+        periodic rescans go on meanwhile, so nothing is missed, only later.
+        """
+        if self.healthy() or now < self._revive_at:
             return True
         assert self.watcher is not None
         self.parts.log.error("watcher.died", action="restarted; rescanning")
         self.parts.last_error = "the watcher thread died (restarted)"
+        self._ensure_lanes()
         self.watcher.restart()
+        for error in self.watcher.errors:
+            self.parts.log.error("watcher.unavailable", reason=error, fallback="rescans only")
+        self._revive_at = now + REVIVE_PAUSE
         return False
+
+    def _ensure_lanes(self) -> bool:
+        """Re-create lanes that vanished (SPEC §7); True when one was made."""
+        made = self.parts.hub.ensure_lanes()
+        for lane in made:
+            self.parts.log.warning(
+                "lane.created", lane=lane, reason="it was missing (git and sync clients drop empty folders)"
+            )
+        return bool(made)
 
     def stop(self) -> None:
         if self.watcher is not None:
@@ -105,6 +127,8 @@ class Arrivals:
         """Rule 1."""
         parts, intake = self.parts, self.parts.intake
         self.backlog = False
+        if self._ensure_lanes() and self.watcher is not None:
+            self.watcher.restart()  # watch the lanes just made
         intake.scan_started()
         wall = time.time()
         oldest: Oldest[tuple[Entry, Kind]] = Oldest(max(MAX_CANDIDATES - len(intake), 0))

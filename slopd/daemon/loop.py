@@ -73,7 +73,7 @@ class Daemon:
                 now = time.monotonic()
                 if self._reload_requested:
                     self._reload()
-                if self.arrivals.take_hints(now) or not self.arrivals.revive() or self._rescan_requested:
+                if self.arrivals.take_hints(now) or not self.arrivals.revive(now) or self._rescan_requested:
                     next_scan, self._rescan_requested = 0.0, False
                 if now >= next_scan:
                     self.arrivals.scan(now)

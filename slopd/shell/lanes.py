@@ -85,6 +85,18 @@ class Hub:
         self._fds[lane] = (fd, opened.st_dev, opened.st_ino)
         return fd
 
+    def ensure_lanes(self) -> list[str]:
+        """Create the lanes that are missing (git and sync clients do not carry empty folders);
+        returns those made. A name taken by anything else is left alone (`lane_fd` refuses it)."""
+        made = []
+        for lane in LANES:
+            try:
+                os.mkdir(lane, 0o755, dir_fd=self._root_fd)
+            except FileExistsError:
+                continue
+            made.append(lane)
+        return made
+
     def scan(self, lane: str) -> list[Entry]:
         """Every entry of `lane` with its lstat, oldest first, then by name."""
         return sorted(self.entries(lane), key=lambda entry: (entry.stat.st_mtime_ns, entry.name))

@@ -13,6 +13,7 @@ Rules:
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import sys
@@ -117,12 +118,21 @@ class Watcher:
         handler = _Handler(self._lanes, self._put)
         self.errors = []
         for path, lane in self._lanes.items():
+            if not os.path.isdir(path):  # watching it would fail the whole observer at start
+                self.errors.append(f"{lane}/: not a directory")
+                continue
             try:
                 observer.schedule(handler, path, recursive=False, event_filter=list(_HINTS))
             except OSError as error:
                 self.errors.append(f"{lane}/: {error.strerror or error}")
         observer.daemon = True
-        observer.start()
+        try:
+            observer.start()
+        except OSError as error:  # a lane removed this very moment: no observer; rescans go on
+            self.errors.append(f"{self._root}: {error.strerror or error}")
+            with contextlib.suppress(Exception):
+                observer.stop()
+            return
         self._observer = observer
         for name in _WATCHDOG_LOGGERS:
             logging.getLogger(name).addHandler(self._alarm)
