@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from slopd.shell.config import load
 from tests.conftest import HubDir, body_of, envelope_text, front_matter
 
 
@@ -258,3 +259,21 @@ def test_max_envelope_bytes_limits_the_size(hub: HubDir) -> None:
     assert "2000-byte limit" in errors[0]
     assert front_matter(hub.reply("small-enough", "result"))["in_reply_to"] == "small-enough"
     assert hub.lane("inbox") == []
+
+
+def test_relative_paths_in_the_config_are_relative_to_the_config_file(tmp_path: Path) -> None:
+    """`allowed_signers` and an action's `cwd`, written relative, are taken from the config
+    file's folder and handed on absolute, wherever slopd is started."""
+    folder = tmp_path / "etc"
+    folder.mkdir()
+    path = folder / "config.toml"
+    path.write_text(
+        '[auth]\nallowed_signers = "keys/allowed"\n'
+        '[actions.deploy]\ncommand = ["true"]\ncwd = "work"\n'
+        '[actions.here]\ncommand = ["true"]\ncwd = "/srv/app"\n',
+        encoding="utf-8",
+    )
+    config = load(path)
+    assert config.auth.allowed_signers == folder / "keys" / "allowed"
+    assert config.actions["deploy"].cwd == str(folder / "work")
+    assert config.actions["here"].cwd == "/srv/app"

@@ -33,7 +33,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"slopd {args.command}: {error}", file=sys.stderr)
         return 2
     except OSError as error:
-        where = error.filename or getattr(args, "hub", None) or getattr(args, "file", None) or "?"
+        # An OSError without a file name (watchdog raises such) still names where it happened.
+        where = error.filename or next(
+            (value for key in ("hub", "file", "path") if (value := getattr(args, key, None))), "."
+        )
         print(f"slopd {args.command}: {where}: {error.strerror or error}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

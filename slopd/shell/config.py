@@ -94,11 +94,19 @@ def load(path: Path | None) -> Config:
         config = parse(text)
     except ConfigError as error:
         raise ConfigError(f"{path}: {error}") from None
+    # Relative paths are relative to the config file, not to wherever the daemon happens to start,
+    # and commands get them absolute.
+    base = path.absolute().parent
     signers = config.auth.allowed_signers
     if signers is not None and not signers.is_absolute():
-        # Relative to the config file, not to wherever the daemon happens to start.
-        config = replace(config, auth=replace(config.auth, allowed_signers=path.parent / signers))
-    return config
+        config = replace(config, auth=replace(config.auth, allowed_signers=base / signers))
+    actions = {
+        name: replace(action, cwd=str(base / action.cwd))
+        if action.cwd and not Path(action.cwd).is_absolute()
+        else action
+        for name, action in config.actions.items()
+    }
+    return replace(config, actions=actions)
 
 
 def parse(text: str) -> Config:
