@@ -42,8 +42,5 @@ lint: install
 test: lint
 	$(PY) -m pytest -q
 
-# The Syncthing suite runs alone, after the others: its writers' pauses and Syncthing's delays are
-# real time, and beside the torture suites' fsyncs a 0.2 s pause can stretch past `settle`.
 test-slow: install
-	$(PY) -m pytest -q -m slow --ignore=tests/test_syncthing.py || [ $$? -eq 5 ]  # 5: none selected
-	$(PY) -m pytest -q -m slow -n0 tests/test_syncthing.py
+	$(PY) -m pytest -q -m slow || [ $$? -eq 5 ]  # 5: no slow test selected

@@ -273,15 +273,12 @@ class RunningDaemon:
     def until(self, condition: Callable[[], Any], timeout: float = 20.0, interval: float = 0.05) -> Any:
         """Poll `condition` until it returns something truthy (returned); fail after `timeout`
         seconds, or at once if the daemon exits."""
-        deadline = time.monotonic() + timeout
-        while True:
+
+        def alive_and(condition_now: Callable[[], Any] = condition) -> Any:
             self.check_alive()
-            value = condition()
-            if value:
-                return value
-            if time.monotonic() > deadline:
-                pytest.fail(f"condition not met within {timeout} s")
-            time.sleep(interval)
+            return condition_now()
+
+        return wait_for(alive_and, timeout, interval)
 
     def up(self, timeout: float = 20.0) -> None:
         """Wait until this daemon has logged `watcher.started` (it watches its lanes)."""

@@ -9,6 +9,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -28,29 +29,33 @@ RATIO_LINES = {
 PEER_LINES = ("a", "b", "c", "d", "e-verify")
 
 
-@pytest.mark.slow
-@pytest.mark.timeout(600)
-def test_compare_quick_prints_a_ratio_for_every_workload(tmp_path: Path) -> None:
-    """`compare.py --quick` exits 0 and prints a slopd/floor ratio per workload (and slopd/peer)."""
+def run_quick(script: str, tmp_path: Path, timeout: float) -> tuple[str, dict[str, Any]]:
+    """`bench/SCRIPT --quick --json F` in a scratch dir; its stdout (it must exit 0) and figures."""
     raw = tmp_path / "figures.json"
     result = subprocess.run(
-        [sys.executable, str(ROOT / "bench" / "compare.py"), "--quick", "--json", str(raw)],
+        [sys.executable, str(ROOT / "bench" / script), "--quick", "--json", str(raw)],
         capture_output=True,
         text=True,
-        timeout=540,
+        timeout=timeout,
         cwd=ROOT,
         env=dict(os.environ, BENCH_TMP=str(tmp_path / "scratch")),
         check=False,
     )
     assert result.returncode == 0, result.stdout + result.stderr
+    figures: dict[str, Any] = json.loads(raw.read_text())
+    return result.stdout, figures
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+def test_compare_quick_prints_a_ratio_for_every_workload(tmp_path: Path) -> None:
+    """`compare.py --quick` exits 0 and prints a slopd/floor ratio per workload (and slopd/peer)."""
+    stdout, figures = run_quick("compare.py", tmp_path, timeout=540)
     for workload, pattern in RATIO_LINES.items():
-        assert re.search(pattern, result.stdout, re.MULTILINE), (
-            f"no ratio line for {workload}:\n{result.stdout}"
-        )
+        assert re.search(pattern, stdout, re.MULTILINE), f"no ratio line for {workload}:\n{stdout}"
     for workload in PEER_LINES:
-        assert re.search(rf"^ratio {workload} slopd/peer: \S+ .*\d", result.stdout, re.MULTILINE), workload
-    assert "== targets" in result.stdout
-    figures = json.loads(raw.read_text())
+        assert re.search(rf"^ratio {workload} slopd/peer: \S+ .*\d", stdout, re.MULTILINE), workload
+    assert "== targets" in stdout
     for key in ("a", "b", "c", "d", "e-verify", "e-action", "f", "g 0"):
         assert figures["results"][key], key
     for key in ("a", "c", "d"):
@@ -71,20 +76,9 @@ STARTUP_TARGETS = (
 @pytest.mark.timeout(120)
 def test_startup_quick_prints_both_parts_targets(tmp_path: Path) -> None:
     """`startup.py --quick` exits 0 and prints the per-call and the daemon start-up target lines."""
-    raw = tmp_path / "figures.json"
-    result = subprocess.run(
-        [sys.executable, str(ROOT / "bench" / "startup.py"), "--quick", "--json", str(raw)],
-        capture_output=True,
-        text=True,
-        timeout=100,
-        cwd=ROOT,
-        env=dict(os.environ, BENCH_TMP=str(tmp_path / "scratch")),
-        check=False,
-    )
-    assert result.returncode == 0, result.stdout + result.stderr
+    stdout, figures = run_quick("startup.py", tmp_path, timeout=100)
     for pattern in STARTUP_TARGETS:
-        assert re.search(pattern, result.stdout, re.MULTILINE), f"no {pattern!r}:\n{result.stdout}"
-    figures = json.loads(raw.read_text())
+        assert re.search(pattern, stdout, re.MULTILINE), f"no {pattern!r}:\n{stdout}"
     assert all(figures["part1"].values()), figures["part1"]
     for key in ("a", "b"):
         assert figures["part2"][key][0]["slopd"]["ms"] > 0, key

@@ -20,7 +20,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -148,14 +148,14 @@ def test_a_renamed_in_file_does_not_pay_the_settle_wait(hub: HubDir) -> None:
     assert hub.lane("inbox") == []
 
 
-def test_a_file_delivered_long_after_its_last_write_waits_until_its_mtime_is_settle_old(hub: HubDir) -> None:
-    """A file renamed in with a 1 s old mtime (a sync delivery) waits until that mtime is `settle` old."""
+def held_until_settle(hub: HubDir, ident: str, drop: Callable[[], object]) -> None:
+    """With `settle = 60`, what `drop` puts in is still unanswered once a handshake renamed in
+    after it, just written, is answered at once (by then the daemon has seen both); a run with
+    `settle = 1` answers it."""
+    later = f"{ident}-later"
     hub.write_config("settle = 60\nrescan_interval = 300\n")
-    ident, later = "20260704t080150z-synced", "20260704t080151z-later"
     with hub.running():
-        rename_in(hub, ident, age=1)  # Syncthing keeps the source's mtime
-        # A remote writer may still be writing it: nothing may happen yet. A handshake renamed in
-        # after it, just written, is answered at once; by then the daemon has seen both.
+        drop()
         rename_in(hub, later)
         wait_for(lambda: answered_and_archived(hub, later), timeout=EVENT_DEADLINE)
         assert not acked(hub, ident)
@@ -163,23 +163,21 @@ def test_a_file_delivered_long_after_its_last_write_waits_until_its_mtime_is_set
     hub.write_config("settle = 1\nrescan_interval = 300\n")
     with hub.running():
         wait_for(lambda: acked(hub, ident), timeout=EVENT_DEADLINE)
+
+
+def test_a_file_delivered_long_after_its_last_write_waits_until_its_mtime_is_settle_old(hub: HubDir) -> None:
+    """A file renamed in with a 1 s old mtime (a sync delivery: Syncthing keeps the source's
+    mtime) waits until that mtime is `settle` old: a remote writer may still be writing it."""
+    ident = "20260704t080150z-synced"
+    held_until_settle(hub, ident, lambda: rename_in(hub, ident, age=1))
 
 
 def test_a_file_a_sync_client_renames_in_just_after_writing_it_still_waits_for_settle(hub: HubDir) -> None:
     """Renamed in from `.syncthing.NAME.tmp` within a moment of its last write, it is a remote
     file that may be half-written (a fast delivery of an early version): it waits until its
     mtime is `settle` old, while an agent's drop renamed in after it is answered at once."""
-    hub.write_config("settle = 60\nrescan_interval = 300\n")
-    ident, later = "20260704t080155z-delivered", "20260704t080156z-later"
-    with hub.running():
-        deliver(hub, ident)
-        rename_in(hub, later)
-        wait_for(lambda: answered_and_archived(hub, later), timeout=EVENT_DEADLINE)
-        assert not acked(hub, ident)
-        assert hub.lane("inbox") == [f"{ident}.md"]
-    hub.write_config("settle = 1\nrescan_interval = 300\n")
-    with hub.running():
-        wait_for(lambda: acked(hub, ident), timeout=EVENT_DEADLINE)
+    ident = "20260704t080155z-delivered"
+    held_until_settle(hub, ident, lambda: deliver(hub, ident))
 
 
 def test_a_file_written_in_place_waits_for_settle(hub: HubDir) -> None:

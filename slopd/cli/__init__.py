@@ -33,11 +33,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"slopd {args.command}: {error}", file=sys.stderr)
         return 2
     except OSError as error:
-        # An OSError without a file name (watchdog raises such) still names where it happened.
-        where = error.filename or next(
-            (value for key in ("hub", "file", "path") if (value := getattr(args, key, None))), "."
-        )
-        print(f"slopd {args.command}: {where}: {error.strerror or error}", file=sys.stderr)
+        if error.filename:
+            print(f"slopd {args.command}: {error.filename}: {error.strerror or error}", file=sys.stderr)
+        else:  # watchdog raises such; still name what the command was working on
+            context = next(
+                (value for key in ("hub", "file", "path") if (value := getattr(args, key, None))), "."
+            )
+            print(f"slopd {args.command}: {error.strerror or error} (working on {context})", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130

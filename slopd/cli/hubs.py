@@ -14,15 +14,10 @@ from slopd.core.vocabulary import MAX_ENVELOPE_BYTES
 from slopd.ops import status as status_view
 from slopd.ops import tail as tail_view
 from slopd.shell import lock
-from slopd.shell.defaults import default_names
-from slopd.shell.defaults import state_dir as choose_state_dir
+from slopd.shell.defaults import default_names, state_dir
 from slopd.shell.lanes import Hub, require_hub
 from slopd.shell.lanes import init as init_hub
 from slopd.shell.ledger import Ledger
-
-
-def state_dir(args: argparse.Namespace, hub: Path) -> Path:
-    return choose_state_dir(hub, args.state)
 
 
 def _ledger(state: Path) -> Ledger | None:
@@ -42,7 +37,7 @@ def init(args: argparse.Namespace) -> int:
 
 def status(args: argparse.Namespace) -> int:
     root = require_hub(args.hub)
-    state = state_dir(args, root)
+    state = state_dir(root, args.state)
     report = status_view.gather(Hub(root), _ledger(state), lock.holder(state), state)
     if args.json:
         print(json.dumps(report, indent=2, ensure_ascii=False))
@@ -53,7 +48,7 @@ def status(args: argparse.Namespace) -> int:
 
 def tail(args: argparse.Namespace) -> int:
     root = require_hub(args.hub)
-    path = Path(args.log_file) if args.log_file else state_dir(args, root) / LOG_FILE
+    path = Path(args.log_file) if args.log_file else state_dir(root, args.state) / LOG_FILE
     if not path.exists() and not args.follow:
         raise UsageError(f"{path}: no log yet (has slopd run on this hub with this state dir?)")
     tail_view.show(
@@ -64,7 +59,7 @@ def tail(args: argparse.Namespace) -> int:
 
 def notes(args: argparse.Namespace) -> int:
     root = require_hub(args.hub)
-    ledger = _ledger(state_dir(args, root))
+    ledger = _ledger(state_dir(root, args.state))
     found = ledger.notes(args.search) if ledger is not None else []
     for note in found:
         print(f"## {note.created_at} — {note.sender} — {note.id}\n\n{note.body.strip()}\n")

@@ -7,8 +7,6 @@ A command's handler is named `module:function` and imported only when that comma
 from __future__ import annotations
 
 import argparse
-import os
-import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -31,35 +29,13 @@ class _Version(argparse.Action):
         parser.exit(message=f"slopd {version()}\n")
 
 
-class _Formatter(argparse.HelpFormatter):
-    """argparse's formatter, told the terminal's width: without one it imports `shutil` just to
-    ask, and every `add_argument` makes a formatter."""
-
-    def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24) -> None:
-        super().__init__(prog, indent_increment, max_help_position, width=_columns() - 2)
-
-
-def _columns() -> int:
-    """`shutil.get_terminal_size().columns`, as it decides: $COLUMNS, the terminal, else 80."""
-    try:
-        return int(os.environ["COLUMNS"])
-    except (KeyError, ValueError):
-        pass
-    try:
-        return os.get_terminal_size(sys.__stdout__.fileno()).columns or 80  # type: ignore[union-attr]
-    except (AttributeError, ValueError, OSError):
-        return 80
-
-
 def build() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="slopd", description="A safe SLOP.md handoff hub.", formatter_class=_Formatter
-    )
+    parser = argparse.ArgumentParser(prog="slopd", description="A safe SLOP.md handoff hub.")
     parser.add_argument("--version", action=_Version)
     commands = parser.add_subparsers(dest="command", required=True)
 
     def command(name: str, handler: str, text: str) -> argparse.ArgumentParser:
-        sub = commands.add_parser(name, help=text, description=text, formatter_class=_Formatter)
+        sub = commands.add_parser(name, help=text, description=text)
         sub.set_defaults(handler=handler)
         return sub
 
@@ -162,10 +138,10 @@ def _operating_commands(
     sub.add_argument("--state", help=_DEFAULT_STATE)
 
     text = "install slopd as a service (systemd or launchd)"
-    service = commands.add_parser("service", help=text, description=text, formatter_class=_Formatter)
+    service = commands.add_parser("service", help=text, description=text)
     actions = service.add_subparsers(dest="service_command", required=True)
     text = "render the unit or LaunchAgent with this installation's paths, write it, print what to run"
-    install = actions.add_parser("install", help=text, description=text, formatter_class=_Formatter)
+    install = actions.add_parser("install", help=text, description=text)
     install.set_defaults(handler="slopd.cli.operating:service_install")
     kind = install.add_mutually_exclusive_group(required=True)
     for flag, help_text in (

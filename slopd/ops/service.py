@@ -32,6 +32,7 @@ from slopd.shell import config as config_module
 from slopd.shell import defaults
 from slopd.shell.config import ConfigError
 from slopd.shell.fs import write_file
+from slopd.shell.lanes import require_hub
 
 GRACE = 30  # seconds; the units' TimeoutStopSec / ExitTimeOut (45 s) must stay above it
 SYSTEM_TEMPLATE = "slopd@.service"
@@ -204,10 +205,7 @@ def _slopd_executable() -> Path:
 
 
 def _hub(value: str) -> Path:
-    hub = Path(value).expanduser().resolve()
-    if not (hub / "inbox").is_dir():
-        raise ConfigError(f"{hub}: not a hub (no inbox/); create one with: slopd init {hub}")
-    return hub
+    return require_hub(Path(value).expanduser().resolve())
 
 
 def _config(value: str | None, hub: Path) -> Path | None:

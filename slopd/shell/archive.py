@@ -52,14 +52,6 @@ def numbered(name: str, attempt: int) -> str:
     return f"{name[0]}{stem}-{attempt}{dot}{suffix}"
 
 
-def _exists(dir_fd: int, relative: str) -> bool:
-    try:
-        os.stat(relative, dir_fd=dir_fd, follow_symlinks=False)
-    except FileNotFoundError:
-        return False
-    return True
-
-
 class Archive:
     def __init__(self, hub: Hub) -> None:
         self.hub = hub
@@ -73,7 +65,7 @@ class Archive:
         for attempt in range(1, 100_000):
             candidate = numbered(name, attempt)
             path = f"archive/{day}/{candidate}"
-            if path not in reserved and not _exists(archive_fd, f"{day}/{candidate}"):
+            if path not in reserved and not fs.exists_at(archive_fd, f"{day}/{candidate}"):
                 return path
         raise FileExistsError(errno.EEXIST, f"no free archive name for {name}")
 

@@ -102,6 +102,15 @@ def _read_open(fd: int, limit: int) -> Contents | Unreadable:
     return Contents(data, status)
 
 
+def exists_at(dir_fd: int, name: str) -> bool:
+    """Whether `name` is an entry of the directory `dir_fd` (a link is not followed)."""
+    try:
+        os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+    except FileNotFoundError:
+        return False
+    return True
+
+
 def write_all(fd: int, data: bytes) -> None:
     """Write every byte of `data`: `os.write` may write fewer than it was given."""
     view = memoryview(data)

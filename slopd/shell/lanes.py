@@ -122,13 +122,10 @@ class Hub:
 
     def path_exists(self, relative: str) -> bool:
         """Whether a hub-relative path (as the ledger records it) names an entry."""
-        try:
-            os.stat(relative, dir_fd=self._root_fd, follow_symlinks=False)
-        except OSError:
-            return False
-        return True
+        return self.stat_path(relative) is not None
 
     def stat_path(self, relative: str) -> os.stat_result | None:
+        """The lstat of a hub-relative path, or None when there is nothing there."""
         try:
             return os.stat(relative, dir_fd=self._root_fd, follow_symlinks=False)
         except OSError:
@@ -161,7 +158,7 @@ class Hub:
         temp = temp_name(name, os.urandom(6).hex())
         os.mkdir(temp, 0o755, dir_fd=fd_dir)
         count = fs.copy_into(source, os.open(temp, fs.DIR_FLAGS, dir_fd=fd_dir))
-        if _exists(fd_dir, name):
+        if fs.exists_at(fd_dir, name):
             retired = temp_name(f"old-{name}", os.urandom(6).hex())
             os.rename(name, retired, src_dir_fd=fd_dir, dst_dir_fd=fd_dir)
             fs.remove_tree(fd_dir, retired)
@@ -192,14 +189,6 @@ class Hub:
                     os.unlink(entry.name, dir_fd=fd)
                 removed.append(f"{lane}/{entry.name}")
         return removed
-
-
-def _exists(dir_fd: int, name: str) -> bool:
-    try:
-        os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
-    except FileNotFoundError:
-        return False
-    return True
 
 
 def require_hub(value: str | Path) -> Path:

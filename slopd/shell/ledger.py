@@ -18,7 +18,7 @@ Rules:
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -224,7 +224,7 @@ class Ledger:
 class Writes:
     """One transaction of ledger writes, begun at its first statement (rule 3)."""
 
-    def __init__(self, db: sqlite3.Connection, closed: Any) -> None:
+    def __init__(self, db: sqlite3.Connection, closed: Callable[[], None]) -> None:
         self._db, self._closed = db, closed
         self._begun = False
 

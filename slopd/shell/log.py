@@ -74,6 +74,10 @@ class _Sink:
                 os.close(self.fd)
                 self.fd = None
 
+    def emit(self, event: dict[str, Any]) -> None:
+        """One event as one JSON line (rule 1)."""
+        self.write(_ENCODE(event))
+
     def write(self, line: str) -> None:
         line += "\n"
         data = line.encode("utf-8", "backslashreplace")
@@ -110,21 +114,6 @@ def timestamp(now: float) -> str:
     return f"{cached[1]}.{micros:06d}Z"
 
 
-def render(event: dict[str, Any]) -> str:
-    """One JSON line for an event whose level, timestamp and traceback are already in it."""
-    return _ENCODE(event)
-
-
-class _Lines:
-    """The configured output: JSON lines to a `_Sink`."""
-
-    def __init__(self, sink: _Sink) -> None:
-        self.sink = sink
-
-    def emit(self, event: dict[str, Any]) -> None:
-        self.sink.write(render(event))
-
-
 class _Settings:
     """Where lines go and from which level on; swapped whole by `configure` and `capture`."""
 
@@ -132,7 +121,7 @@ class _Settings:
         self.output, self.rank = output, _RANK[level]
 
 
-_settings = _Settings(_Lines(_Sink(sys.stderr, None)), "info")
+_settings = _Settings(_Sink(sys.stderr, None), "info")
 
 
 class Logger:
@@ -186,7 +175,7 @@ def configure(*, log_file: Path | None, level: str = "info", stream: TextIO | No
     close()
     sink = _Sink(stream, log_file)
     _sinks[:] = [sink]
-    _settings = _Settings(_Lines(sink), level)
+    _settings = _Settings(sink, level)
 
 
 def reset() -> None:
@@ -194,7 +183,7 @@ def reset() -> None:
     global _settings  # noqa: PLW0603  # see `configure`
     close()
     _sinks.clear()
-    _settings = _Settings(_Lines(_Sink(sys.stderr, None)), "info")
+    _settings = _Settings(_Sink(sys.stderr, None), "info")
 
 
 class _Captured:
