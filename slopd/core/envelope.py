@@ -5,8 +5,13 @@ Rules (SPEC §3):
    bug (the hypothesis and fuzz suites hold it to this).
 2. Structural faults (size, encoding, NUL, front-matter fences, YAML, JSON) stop parsing at once;
    field rules are all checked and all reported together.
-3. Values keep the exact text written: `created_at` is the string, never a datetime.
+3. Values keep the exact text written: `created_at` is the string, never a datetime; an id keeps
+   its case, and `key` is its lower-case form, the one ids are compared by (SPEC §3).
 4. Unknown keys are kept in `extra` and never influence routing.
+5. What the seeds' own examples leave out or leave as a template is not an error: `created_at`
+   may be absent (None; the order verifier requires it in `authorized/`), and an `in_reply_to`
+   still holding the seed's placeholder (`<prior-handoff-id>`) on a message that needs no
+   reply link is read as null.
 """
 
 from __future__ import annotations
@@ -33,12 +38,13 @@ KNOWN_KEYS = (
     "mode",
     "action",
 )
-REQUIRED_KEYS = ("protocol", "id", "type", "from", "to", "created_at")
+REQUIRED_KEYS = ("protocol", "id", "type", "from", "to")
 BOM = b"\xef\xbb\xbf"
 MAX_DEPTH = 32
 MAX_FRONT_MATTER_BYTES = 64 * 1024
 
-ID_PATTERN = re.compile(r"[a-z0-9][a-z0-9._:-]{0,127}")
+ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
+PLACEHOLDER = re.compile(r"<[^<>\n]{1,126}>")
 PARTY_PATTERN = re.compile(r"[A-Za-z0-9._:@-]{1,128}")
 ACTION_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 CREATED_AT_PATTERN = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|\+00:00)")
@@ -73,13 +79,18 @@ class Envelope:
     type: str
     sender: str
     to: str
-    created_at: str
+    created_at: str | None
     in_reply_to: str | None = None
     auth: str = "none"
     mode: str | None = None
     action: str | None = None
     body: str = ""
     extra: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def key(self) -> str:
+        """The id as ids are compared: case-insensitively, by its lower-case form."""
+        return self.id.lower()
 
     @property
     def sidecar(self) -> str | None:
@@ -95,9 +106,10 @@ class Envelope:
             "from": self.sender,
             "to": self.to,
             "in_reply_to": self.in_reply_to,
-            "created_at": self.created_at,
-            "auth": self.auth,
         }
+        if self.created_at is not None:
+            known["created_at"] = self.created_at
+        known["auth"] = self.auth
         if self.mode is not None:
             known["mode"] = self.mode
         if self.action is not None:
@@ -256,10 +268,12 @@ def _validate(headers: dict[str, Any], body: str) -> Envelope:
         return value
 
     protocol = text_field("protocol", re.compile(re.escape(PROTOCOL)), f"must be {PROTOCOL!r}")
-    id_ = text_field("id", ID_PATTERN, "must be 1-128 of [a-z0-9._:-] starting with [a-z0-9]")
+    id_ = text_field("id", ID_PATTERN, "must be 1-128 of [A-Za-z0-9._:-] starting with a letter or digit")
     kind = text_field("type", re.compile("|".join(TYPES)), f"must be one of {' '.join(TYPES)}")
     sender = text_field("from", PARTY_PATTERN, "must be 1-128 of [A-Za-z0-9._:@-]")
     to = text_field("to", PARTY_PATTERN, "must be 1-128 of [A-Za-z0-9._:@-]")
+    if kind not in REPLY_TYPES and PLACEHOLDER.fullmatch(str(headers.get("in_reply_to"))):
+        headers = {**headers, "in_reply_to": None}  # rule 5: the seed's template, not a link
     in_reply_to = text_field("in_reply_to", ID_PATTERN, "must be null or a valid id")
     created_at = text_field("created_at", CREATED_AT_PATTERN, "must be ISO 8601 in UTC")
     auth = text_field("auth", re.compile(r"none|signed:.*", re.DOTALL), "must be none or signed:FILE")
@@ -281,7 +295,7 @@ def _validate(headers: dict[str, Any], body: str) -> Envelope:
         reasons.append(f"auth: sidecar must be a plain file name ending .sig, got {_show(auth)}")
     if reasons:
         raise EnvelopeError(reasons, id=id_, sender=sender)
-    assert protocol and id_ and kind and sender and to and created_at  # noqa: PT018  # for mypy
+    assert protocol and id_ and kind and sender and to  # noqa: PT018  # for mypy
     return Envelope(
         protocol=protocol,
         id=id_,

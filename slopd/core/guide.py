@@ -50,10 +50,12 @@ Rules the watcher enforces (a message that breaks any gets an `error` reply list
 reason, and is archived):
 
 - `protocol` is exactly `slop.v1`.
-- `id`: 1-128 characters of `a-z 0-9 . _ : -`, starting with a letter or digit, no `..`.
-  Lower case only: `20260704t071553z-short-slug`.
+- `id`: 1-128 characters of `A-Z a-z 0-9 . _ : -`, starting with a letter or digit, no `..`.
+  Ids compare without regard to case (`Run-7` and `run-7` are one id); lower case is the
+  canonical form: `20260704t071553z-short-slug`.
 - `from` and `to`: 1-128 characters of `A-Z a-z 0-9 . _ : @ -`.
-- `created_at`: `YYYY-MM-DDTHH:MM:SS` (optional fraction) then `Z` or `+00:00`.
+- `created_at`: `YYYY-MM-DDTHH:MM:SS` (optional fraction) then `Z` or `+00:00`. It may be
+  left out, except in `authorized/`: then the time the watcher first saw the file stands in.
 - The file is UTF-8, at most {max_bytes} bytes, front matter nested at most 32 levels; YAML
   anchors, aliases, tags and duplicate keys are refused. Values are read as written: `on`,
   `no`, `0755` stay text.
@@ -82,7 +84,7 @@ another `watcher:NAME` is left in place for that watcher; any other recipient is
 ## Finding your reply
 
 Replies land in `outbox/` as `ID.ack.md`, `ID.result.md` or `ID.error.md`, where `ID` is your
-message's id (a rejected file gets `ID.invalid-HASH.md`, or `input.invalid-HASH.md` when its id
+message's id in lower case (a rejected file gets `ID.invalid-HASH.md`, or `input.invalid-HASH.md` when its id
 was unreadable). Each reply is an envelope with `in_reply_to: <your id>` and a `class`:
 
 | class | meaning |

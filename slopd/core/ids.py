@@ -3,7 +3,8 @@
 Rules:
 1. A reply's id is derived from what it answers (`ID.ack`, `ID.result`, `ID.error`), so a reply
    written again after a crash replaces itself instead of adding a second answer; an id that
-   would pass 128 characters is folded with a hash of the original.
+   would pass 128 characters is folded with a hash of the original. Ids compare
+   case-insensitively, so the reply's id (and file name) uses the lower-case form.
 2. A timestamp slopd writes (`created_at`) is UTC, whole seconds, with `Z`.
 """
 
@@ -17,6 +18,7 @@ MAX_ID = 128
 
 def reply_id(original_id: str, kind: str) -> str:
     """`ORIGINAL.KIND`, folded with a hash when that would pass the 128-character id limit."""
+    original_id = original_id.lower()
     candidate = f"{original_id}.{kind}"
     if len(candidate) <= MAX_ID and ".." not in candidate:
         return candidate

@@ -20,11 +20,12 @@ class Note:
     body: str
 
 
-def from_envelope(envelope: Envelope) -> Note:
+def from_envelope(envelope: Envelope, *, seen_at: str) -> Note:
+    """The note of `envelope`; without a `created_at`, the time slopd first saw it stands in."""
     return Note(
         id=envelope.id,
         sender=envelope.sender,
-        created_at=envelope.created_at,
+        created_at=envelope.created_at or seen_at,
         title=summary.title(envelope.body) or envelope.id,
         body=envelope.body,
     )

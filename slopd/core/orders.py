@@ -60,6 +60,8 @@ def check(  # noqa: PLR0911  # one early verdict per rule, in the order of the m
         return Invalid(
             f"addressed to {envelope.to!r}, not to this watcher ({', '.join(sorted(trust.names))})"
         )
+    if envelope.created_at is None:
+        return Invalid("created_at: missing; an order needs it (the replay window of SPEC §6)")
     created = datetime.fromisoformat(envelope.created_at)
     if created < now - trust.max_age:
         return Invalid(f"expired: created_at {envelope.created_at} is older than {trust.max_age}")

@@ -62,7 +62,7 @@ class Effects:
 
     def _perform(self, batch: Batch, plan: plans.Perform) -> None:
         envelope, input, sent, parts = plan.envelope, plan.input, plan.sent, self.parts
-        key, sender, watcher, now = envelope.id, envelope.sender, parts.config.watcher, parts.clock.wall()
+        key, sender, watcher, now = envelope.key, envelope.sender, parts.config.watcher, parts.clock.wall()
         if plan.new:
             self._record(batch, plan)
         match plan.decision:
@@ -73,14 +73,14 @@ class Effects:
             case Discuss():
                 text = summary.summarize(envelope)
                 reply = replies.result(
-                    answering=key, to=sender, text=text, mode="discuss", watcher=watcher, now=now
+                    answering=envelope.id, to=sender, text=text, mode="discuss", watcher=watcher, now=now
                 )
                 self._complete(batch, input, key, reply, sent, envelope)
             case Execute(target):
                 if reply_id(key, "ack") not in sent:
                     text = f"Accepted: running {target.description}."
                     ack = replies.ack(
-                        answering=key, to=sender, mode="execute", text=text, watcher=watcher, now=now
+                        answering=envelope.id, to=sender, mode="execute", text=text, watcher=watcher, now=now
                     )
                     self._send(batch, input, key, ack)
                 batch.ledger.advance(key, Status.QUEUED, now=parts.clock.stamp())
@@ -91,7 +91,7 @@ class Effects:
             case Reject(reason):
                 mode = requested_mode(envelope)
                 reply = replies.error(
-                    answering=key,
+                    answering=envelope.id,
                     to=sender,
                     reasons=[reason],
                     file=input.path,
@@ -108,7 +108,7 @@ class Effects:
         envelope, decision, input = plan.envelope, plan.decision, plan.input
         mode = requested_mode(envelope)
         batch.ledger.insert(
-            key=envelope.id,
+            key=envelope.key,
             id=envelope.id,
             lane=input.lane,
             file=input.name,
@@ -138,7 +138,7 @@ class Effects:
             watcher=watcher,
             now=self.parts.clock.wall(),
         )
-        self._complete(batch, plan.input, envelope.id, reply, plan.sent, envelope)
+        self._complete(batch, plan.input, envelope.key, reply, plan.sent, envelope)
 
     def _refuse(self, batch: Batch, plan: plans.Refuse) -> None:
         input, key = plan.input, plan.key
@@ -300,7 +300,8 @@ class Effects:
 
     def _index_note(self, batch: Batch, envelope: Envelope, input: Input) -> None:
         ledger = self.parts.ledger
-        batch.ledger.add_note(notes.from_envelope(envelope), now=self.parts.clock.stamp())
+        now = self.parts.clock.stamp()
+        batch.ledger.add_note(notes.from_envelope(envelope, seen_at=now), now=now)
         self.parts.commits.write(batch, "notes", "INDEX.md", notes.render_index(ledger.notes()).encode())
         input.log.info("note.indexed")
 

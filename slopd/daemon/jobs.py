@@ -46,7 +46,7 @@ class Job:
 
     @property
     def key(self) -> str:
-        return self.envelope.id
+        return self.envelope.key
 
     @property
     def queue(self) -> Hashable:

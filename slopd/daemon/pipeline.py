@@ -77,7 +77,7 @@ class Pipeline:
         self, input: Input, entry: Entry, envelope: Envelope, data: bytes, sha: str, now: float
     ) -> plans.Plan:
         """Rule 3: what the ledger's row for this id says to do."""
-        row = self.parts.ledger.get(envelope.id)
+        row = self.parts.ledger.get(envelope.key)
         chosen = step(self._seen(row, input, sha))
         if row is not None and chosen not in (Step.DUPLICATE, Step.FINISH_MOVE):
             input.log.info("envelope.resumed", status=row.status)

@@ -47,7 +47,7 @@ class Runs:
         self.pool.set_limit(EXECUTOR, limits(config)[EXECUTOR])
 
     def run_dir(self, envelope_id: str) -> Path:
-        return self.parts.state_dir / "runs" / envelope_id
+        return self.parts.state_dir / "runs" / envelope_id.lower()
 
     def execute(self, envelope: Envelope, target: Target, input: Input) -> None:
         """Queue an execution (called once its `queued` row is committed)."""
@@ -124,7 +124,7 @@ class Runs:
                     "summarizer.failed", exit_code=result.exit_code, timed_out=result.timed_out
                 )
             reply = replies.result(
-                answering=job.key,
+                answering=envelope.id,
                 to=envelope.sender,
                 text=(text if text is not None else summary.summarize(envelope)) + "\n",
                 mode="discuss",

@@ -89,7 +89,9 @@ FIELD_ROWS: list[tuple[str, dict[str, str | None], str | None]] = [
     ("id-dotdot", {"id": "a..b"}, "id"),
     ("id-slash", {"id": "a/b"}, "id"),
     ("id-backslash", {"id": "'a\\b'"}, "id"),
-    ("id-uppercase", {"id": "Abc"}, "id"),
+    ("id-uppercase", {"id": "Abc"}, None),
+    ("id-seed-example", {"id": "20260704T071553Z-short-slug"}, None),
+    ("id-colon-mixed", {"id": "Run:7.B_c-D"}, None),
     ("id-space", {"id": "a b"}, "id"),
     ("id-bidi", {"id": "a\u202eb"}, "id"),
     ("id-non-ascii", {"id": "caf\u00e9"}, "id"),
@@ -130,7 +132,8 @@ FIELD_ROWS: list[tuple[str, dict[str, str | None], str | None]] = [
     ("irt-tilde", {"in_reply_to": "~"}, None),
     ("irt-absent", {"in_reply_to": None}, None),
     ("irt-valid", {"in_reply_to": R}, None),
-    ("irt-uppercase", {"in_reply_to": "ABC"}, "in_reply_to"),
+    ("irt-uppercase", {"in_reply_to": "ABC"}, None),
+    ("irt-angle-unclosed", {"in_reply_to": "<prior"}, "in_reply_to"),
     ("irt-slash", {"in_reply_to": "a/b"}, "in_reply_to"),
     ("irt-leading-dot", {"in_reply_to": ".a"}, "in_reply_to"),
     ("irt-129", {"in_reply_to": "a" * 129}, "in_reply_to"),
@@ -165,7 +168,7 @@ FIELD_ROWS: list[tuple[str, dict[str, str | None], str | None]] = [
     ("created-hour-25", {"created_at": "2026-07-04T25:00:00Z"}, "created_at"),
     ("created-second-61", {"created_at": "2026-07-04T07:15:61Z"}, "created_at"),
     ("created-arabic-digits", {"created_at": "\u0662\u0660\u0662\u0666-07-04T07:15:53Z"}, "created_at"),
-    ("created-missing", {"created_at": None}, "created_at"),
+    ("created-missing", {"created_at": None}, None),
     # auth: none or signed:SIDECAR, a plain file name in the same lane
     ("auth-none", {"auth": "none"}, None),
     ("auth-absent", {"auth": None}, None),
@@ -278,12 +281,12 @@ def test_every_broken_rule_is_reported_at_once() -> None:
     ("fields", "expected_id", "expected_sender"),
     [
         ({"mode": "run"}, BASE["id"], BASE["from"]),
-        ({"mode": "run", "id": "Bad"}, None, BASE["from"]),
+        ({"mode": "run", "id": "B/ad"}, None, BASE["from"]),
         ({"mode": "run", "id": "a..b"}, None, BASE["from"]),
         ({"mode": "run", "id": None}, None, BASE["from"]),
         ({"mode": "run", "from_": "a b"}, BASE["id"], None),
         ({"mode": "run", "from_": None}, BASE["id"], None),
-        ({"id": "Bad", "from_": "a/b"}, None, None),
+        ({"id": "B ad", "from_": "a/b"}, None, None),
     ],
     ids=["both-valid", "bad-id", "dotdot-id", "no-id", "bad-from", "no-from", "neither"],
 )
@@ -931,3 +934,16 @@ def test_render_keeps_a_next_line_character_in_extra(written: str, expected: dic
     envelope = parse(md(note=written), name="x.md")
     assert dict(envelope.extra) == expected
     assert parse(render(envelope), name="x.md").extra == expected
+
+
+def test_a_template_placeholder_in_reply_to_is_null_where_no_link_is_needed() -> None:
+    """SLOP §9's note keeps `in_reply_to: <prior-handoff-id>`: read as null; on a reply it is refused."""
+    assert parse(md(type="note", in_reply_to="<prior-handoff-id>"), name="x.md").in_reply_to is None
+    error = fails(md(type="ack", in_reply_to="<prior-handoff-id>"))
+    assert [reason.split(":", 1)[0] for reason in error.reasons] == ["in_reply_to"]
+
+
+def test_ids_keep_their_case_and_compare_by_the_lower_case_key() -> None:
+    """The id is kept as written; `key` is what the ledger and reply names use."""
+    envelope = parse(md(id="20260704T071553Z-Short-Slug"), name="x.md")
+    assert (envelope.id, envelope.key) == ("20260704T071553Z-Short-Slug", "20260704t071553z-short-slug")

@@ -342,3 +342,8 @@ def test_flipping_any_byte_of_the_signature_never_verifies(position: int, mask: 
 def test_any_signature_bytes_give_a_verdict_never_an_exception(signature: bytes) -> None:
     """Whatever the sidecar holds, `check` returns `Invalid` (never raises)."""
     assert isinstance(check(ENVELOPE, SIGNED, signature, trust(), NOW), Invalid)
+
+
+def test_an_order_without_created_at_is_refused_for_the_replay_window() -> None:
+    """`created_at` may be absent outside `authorized/`; a signed order must carry it."""
+    assert reason_of(verify(order(created_at=None))).startswith("created_at: missing")

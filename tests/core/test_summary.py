@@ -223,7 +223,7 @@ def test_note_from_envelope(body: str, title: str) -> None:
         created_at="2026-07-04T07:35:00+00:00",
         body=body,
     )
-    made = notes.from_envelope(envelope)
+    made = notes.from_envelope(envelope, seen_at="2026-07-05T00:00:00Z")
     assert made == notes.Note(
         id="n-7", sender="grok", created_at="2026-07-04T07:35:00+00:00", title=title, body=body
     )
