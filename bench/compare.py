@@ -86,13 +86,13 @@ class Signer:
     def __init__(self) -> None:
         from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey  # noqa: PLC0415
 
-        from slopd.core import sshsig  # noqa: PLC0415
+        from slopd.core import sshkeys, sshsig  # noqa: PLC0415
 
         self._sshsig = sshsig
         self.key = Ed25519PrivateKey.generate()
         self.allowed_signers = scratch("keys-") / "allowed_signers"
         public = self.key.public_key().public_bytes_raw()
-        self.allowed_signers.write_text(f"{OPERATOR} {sshsig.public_key_line(public)}\n", encoding="utf-8")
+        self.allowed_signers.write_text(f"{OPERATOR} {sshkeys.ed25519(public).line()}\n", encoding="utf-8")
         self.created_at = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
     def orders(self, count: int, nonce: str, action: bool) -> list[tuple[str, bytes, bytes]]:

@@ -30,7 +30,7 @@ from slopd.core.layout import LEDGER_FILE, LOG_FILE
 from slopd.core.orders import Trust
 from slopd.daemon.batch import GroupCommit
 from slopd.daemon.gate import Gate
-from slopd.daemon.loop import Daemon
+from slopd.daemon.loop import Daemon, warn_skipped
 from slopd.daemon.parts import Clock, Parts
 from slopd.shell import config as config_module
 from slopd.shell import defaults, executor, lock, log
@@ -131,6 +131,7 @@ def start(
         os.close(lock_fd)
         raise
     opened = App(root, state_path, config_path, config, trust, hub, ledger, log.get(), runner, clock, lock_fd)
+    warn_skipped(opened.log, config, trust)
     try:
         yield opened
     finally:

@@ -131,16 +131,22 @@ def test_unreadable_allowed_signers_is_a_problem(hub: HubDir, kind: str) -> None
     assert str(path) in problem
 
 
-def test_cert_authority_line_is_a_problem(hub: HubDir) -> None:
-    """A cert-authority line is refused by slopd, so doctor names the line and the reason."""
+def test_lines_of_other_key_types_are_warnings_and_the_rest_still_counts(hub: HubDir) -> None:
+    """A git-signing allowed_signers file: an RSA colleague and a cert-authority line are each a
+    warning naming the line and why; the Ed25519 key is still listed as ok; no problem."""
     principal, rest = SAMPLE_SIGNERS.read_text(encoding="utf-8").strip().split(" ", 1)
-    path = signers(hub, f"# keys\n{principal} cert-authority {rest}\n")
+    text = (
+        f"# keys\n{principal} {rest}\nbob@example.com ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAAAgQ== bob\n"
+        f"{principal} cert-authority {rest}\n"
+    )
+    path = signers(hub, text)
     result = doctor(hub, "--config", config_with(hub, 'names = ["watcher"]', signers_path=path))
-    assert result.returncode == 1
-    (problem,) = lines(result, "problem")
-    assert "allowed_signers: " in problem
-    assert "line 2" in problem
-    assert "cert-authority" in problem
+    assert result.returncode == 0, result.stdout
+    warnings = [line for line in lines(result, "warn") if "allowed_signers" in line]
+    assert len(warnings) == 2, warnings
+    assert "line 3 skipped: key type 'ssh-rsa' is not accepted for orders" in warnings[0]
+    assert "line 4 skipped: cert-authority" in warnings[1]
+    assert any("lists 1 key(s)" in line for line in lines(result, "ok"))
 
 
 def test_empty_allowed_signers_is_a_problem(hub: HubDir) -> None:

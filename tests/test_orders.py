@@ -881,9 +881,6 @@ def no_signer(_lab: Lab, tmp: Path) -> Path:
     ("make", "expected"),
     [
         pytest.param(
-            bad_line("*@example.com cert-authority {key}"), "line 3: cert-authority", id="cert-authority"
-        ),
-        pytest.param(
             bad_line(ALICE + ' bogus-option="x" {key}'), "line 3: unknown option", id="unknown-option"
         ),
         pytest.param(bad_line("%%% garbage, not a signer %%%"), "line 3", id="garbage"),

@@ -387,14 +387,21 @@ def test_verify_refuses_a_missing_signature(tmp_path: Path, alice: Alice) -> Non
     assert "not verified" in result.stdout
 
 
-def test_verify_refuses_a_file_that_is_not_an_envelope(tmp_path: Path, alice: Alice) -> None:
-    """A signed file that is not an envelope: exit 1, "not a valid envelope"."""
+def test_verify_checks_a_file_that_is_not_an_envelope_as_ssh_keygen_does(
+    tmp_path: Path, alice: Alice
+) -> None:
+    """A signed file that is not an envelope: its signature alone is checked (exit 0, naming the
+    principal); the same file changed by one byte is refused (exit 1)."""
     message = tmp_path / "notes.md"
     message.write_text("# Just some notes\n\nNo front matter here.\n")
     ssh_sign(alice.key, message)
     result = verify(alice.allowed, message)
+    assert result.returncode == 0, result.stdout
+    assert f"good signature by {ALICE}" in result.stdout
+    message.write_text("# Just some notes\n\nNo front matter here!\n")
+    result = verify(alice.allowed, message)
     assert result.returncode == 1
-    assert "not a valid envelope" in result.stdout
+    assert "bad signature" in result.stdout
 
 
 def test_verify_with_a_missing_allowed_signers_file_exits_2(tmp_path: Path, alice: Alice) -> None:

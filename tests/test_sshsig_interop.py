@@ -15,9 +15,11 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from slopd.core import allowed_signers, sshsig
+from slopd.core import allowed_signers, keyfiles, sshkeys, sshsig
 from slopd.core.allowed_signers import AllowedSignersError, Authorized
-from slopd.core.sshsig import Rejected, SignatureError, Verified
+from slopd.core.sshkeys import PublicKey
+from slopd.core.sshsig import Rejected, Verified
+from slopd.core.wire import SignatureError
 from tests.core.test_sshsig import CORPUS, KEY, PUB, Case
 
 SSH_KEYGEN = "/usr/bin/ssh-keygen"
@@ -64,7 +66,7 @@ def keygen_verify(
 class Alice:
     directory: Path
     key: Path
-    public_key: bytes
+    public_key: PublicKey
     pub_line: str
 
 
@@ -76,7 +78,7 @@ def alice(tmp_path_factory: pytest.TempPathFactory) -> Alice:
     assert result.returncode == 0, result.stderr
     pub_line = (directory / "alice_key.pub").read_text().strip()
     keytype, encoded, _comment = pub_line.split(" ", 2)
-    return Alice(directory, directory / "alice_key", sshsig.parse_public_key(keytype, encoded), pub_line)
+    return Alice(directory, directory / "alice_key", sshkeys.from_fields(keytype, encoded), pub_line)
 
 
 @pytest.fixture(scope="module")
@@ -117,7 +119,7 @@ def test_slopd_signatures_are_byte_identical_to_ssh_keygen(
     """`sshsig.sign` with the loaded ssh-keygen key reproduces ssh-keygen's signature byte for byte."""
     options = ["-O", f"hashalg={algorithm}"]
     expected = _keygen_sign(tmp_path, alice.key, "order.md", options)
-    key = sshsig.load_private_key(alice.key.read_bytes())
+    key = keyfiles.load_private_key(alice.key.read_bytes())
     assert sshsig.sign(MESSAGE, key, hash_algorithm=algorithm) == expected
 
 
@@ -125,21 +127,21 @@ def test_slopd_signatures_are_byte_identical_to_ssh_keygen(
 def test_slopd_signatures_pass_ssh_keygen_verify(algorithm: str, tmp_path: Path) -> None:
     """A `sshsig.sign` signature from a Python-made key passes `ssh-keygen -Y verify`."""
     signature = sshsig.sign(MESSAGE, KEY, hash_algorithm=algorithm)
-    allowed = f"{PRINCIPAL} {sshsig.public_key_line(PUB)}\n"
+    allowed = f"{PRINCIPAL} {sshkeys.ed25519(PUB).line()}\n"
     assert keygen_verify(tmp_path, signature, allowed=allowed) == 0
     assert keygen_verify(tmp_path, signature, allowed=allowed, message=MESSAGE + b"x") == 255
 
 
 def test_ssh_keygen_prints_the_good_signature_line(tmp_path: Path) -> None:
     """ssh-keygen names the principal and slopd's fingerprint when it accepts a slopd signature."""
-    (tmp_path / "allowed_signers").write_text(f"{PRINCIPAL} {sshsig.public_key_line(PUB)}\n")
+    (tmp_path / "allowed_signers").write_text(f"{PRINCIPAL} {sshkeys.ed25519(PUB).line()}\n")
     (tmp_path / "order.md.sig").write_bytes(sshsig.sign(MESSAGE, KEY))
     result = keygen(
         "-Y", "verify", "-f", "allowed_signers", "-I", PRINCIPAL, "-n", "slop", "-s", "order.md.sig",
         cwd=tmp_path, stdin=MESSAGE,
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
-    expected = f'Good "slop" signature for {PRINCIPAL} with ED25519 key {sshsig.fingerprint(PUB)}'
+    expected = f'Good "slop" signature for {PRINCIPAL} with ED25519 key {sshkeys.ed25519(PUB).fingerprint}'
     assert result.stdout.decode().strip() == expected
 
 
@@ -149,26 +151,29 @@ def test_ssh_keygen_prints_the_good_signature_line(tmp_path: Path) -> None:
 def test_private_key_bytes_is_read_by_ssh_keygen(tmp_path: Path) -> None:
     """ssh-keygen derives `public_key_line` from a `private_key_bytes` file, and signs identically with it."""
     path = tmp_path / "bob_key"
-    path.write_bytes(sshsig.private_key_bytes(KEY, "bob@example.com"))
+    path.write_bytes(keyfiles.private_key_bytes(KEY, "bob@example.com"))
     path.chmod(0o600)
     result = keygen("-y", "-f", str(path), cwd=tmp_path)
     assert result.returncode == 0, result.stderr
-    assert result.stdout.decode().strip() == sshsig.public_key_line(PUB, "bob@example.com")
+    assert result.stdout.decode().strip() == sshkeys.ed25519(PUB).line("bob@example.com")
     assert _keygen_sign(tmp_path, path, "order.md", []) == sshsig.sign(MESSAGE, KEY)
 
 
 def test_load_private_key_reads_an_ssh_keygen_key(alice: Alice) -> None:
     """`load_private_key` reads the key ssh-keygen made; its public half is the one in the .pub file."""
-    key = sshsig.load_private_key(alice.key.read_bytes())
-    assert key.public_key().public_bytes_raw() == alice.public_key
-    assert sshsig.public_key_line(alice.public_key, PRINCIPAL) == alice.pub_line
+    key = keyfiles.load_private_key(alice.key.read_bytes())
+    assert key.public_key().public_bytes_raw() == alice.public_key.point
+    assert alice.public_key.line(PRINCIPAL) == alice.pub_line
 
 
 @pytest.mark.parametrize(
     ("arguments", "reason"),
     [
         (["-t", "ed25519", "-N", "secret"], "private key is encrypted"),
-        (["-t", "ecdsa", "-N", ""], "unsupported key type 'ecdsa-sha2-nistp256'"),
+        (
+            ["-t", "ecdsa", "-N", ""],
+            "slopd signs with plain Ed25519 key files only, not 'ecdsa-sha2-nistp256'",
+        ),
         (["-t", "ecdsa", "-N", "", "-m", "PEM"], "not an OpenSSH private key file"),
     ],
     ids=["encrypted", "ecdsa", "pem"],
@@ -179,7 +184,7 @@ def test_load_private_key_refuses_other_ssh_keygen_keys(
     """Passphrase-protected, non-Ed25519 and PEM keys made by ssh-keygen raise `SignatureError`."""
     assert keygen(*arguments, "-f", "other_key", "-q", cwd=tmp_path).returncode == 0
     with pytest.raises(SignatureError) as caught:
-        sshsig.load_private_key((tmp_path / "other_key").read_bytes())
+        keyfiles.load_private_key((tmp_path / "other_key").read_bytes())
     assert caught.value.reason.startswith(reason), caught.value.reason
 
 
@@ -188,7 +193,7 @@ def test_fingerprint_matches_ssh_keygen_l(alice: Alice) -> None:
     result = keygen("-l", "-f", "alice_key.pub", cwd=alice.directory)
     assert result.returncode == 0, result.stderr
     bits, printed, *_rest = result.stdout.decode().split()
-    assert (bits, printed) == ("256", sshsig.fingerprint(alice.public_key))
+    assert (bits, printed) == ("256", alice.public_key.fingerprint)
 
 
 def test_genuine_ecdsa_signature_is_refused_as_unsupported(tmp_path: Path) -> None:
@@ -197,7 +202,9 @@ def test_genuine_ecdsa_signature_is_refused_as_unsupported(tmp_path: Path) -> No
     signature = _keygen_sign(tmp_path, tmp_path / "ecdsa_key", "order.md", [])
     allowed = f"{PRINCIPAL} {(tmp_path / 'ecdsa_key.pub').read_text()}"
     assert keygen_verify(tmp_path, signature, allowed=allowed) == 0
-    assert sshsig.verify(MESSAGE, signature) == Rejected("unsupported key type 'ecdsa-sha2-nistp256'")
+    assert sshsig.verify(MESSAGE, signature) == Rejected(
+        "key type 'ecdsa-sha2-nistp256' is not accepted for orders"
+    )
 
 
 # --- allowed_signers: the same verdicts as ssh-keygen ---
@@ -289,7 +296,7 @@ def test_authorize_agrees_with_ssh_keygen(
 ) -> None:
     """`authorize` allows exactly when `ssh-keygen -Y verify` does, for this allowed_signers variant."""
     text = "".join(
-        line.format(key=_key_field(alice), other=sshsig.public_key_line(PUB)) + "\n" for line in row.lines
+        line.format(key=_key_field(alice), other=sshkeys.ed25519(PUB).line()) + "\n" for line in row.lines
     )
     status = keygen_verify(
         tmp_path,
@@ -311,7 +318,6 @@ def test_authorize_agrees_with_ssh_keygen(
 
 
 REFUSED_LINES = {
-    "cert-authority": "alice@example.com cert-authority {key}",
     "unknown option": "alice@example.com frobnicate {key}",
     "unquoted value": "alice@example.com namespaces=slop {key}",
     "trailing comma in options": 'alice@example.com namespaces="slop", {key}',
@@ -332,6 +338,17 @@ def test_lines_slopd_refuses_grant_nothing_in_ssh_keygen(
     with pytest.raises(AllowedSignersError) as caught:
         allowed_signers.parse(text, local_zone=UTC)
     assert caught.value.line == 1
+    assert keygen_verify(tmp_path, alice_signature, allowed=text) == 255
+
+
+def test_a_cert_authority_line_slopd_skips_grants_nothing_in_ssh_keygen(
+    alice: Alice, alice_signature: bytes, tmp_path: Path
+) -> None:
+    """A cert-authority line is skipped with a warning; for a plain key's signature ssh-keygen
+    grants nothing by it either, so skipping it loses nothing."""
+    text = f"alice@example.com cert-authority {_key_field(alice)}\n"
+    signers = allowed_signers.read(text, local_zone=UTC)
+    assert (signers.entries, [skipped.line for skipped in signers.skipped]) == ((), [1])
     assert keygen_verify(tmp_path, alice_signature, allowed=text) == 255
 
 
@@ -357,7 +374,7 @@ PARITY_CASES = [
 @pytest.mark.parametrize("case", PARITY_CASES)
 def test_crafted_corpus_parity_with_ssh_keygen(case: Case, tmp_path: Path) -> None:
     """Each crafted signature ssh-keygen rejects (exit 255) is rejected by `sshsig.verify` too."""
-    allowed = f"tester {sshsig.public_key_line(PUB)}\n"
+    allowed = f"tester {sshkeys.ed25519(PUB).line()}\n"
     status = keygen_verify(tmp_path, case.armored, allowed=allowed, principal="tester", message=case.message)
     verdict = sshsig.verify(case.message, case.armored)
     if status == 255:

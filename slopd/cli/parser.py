@@ -119,12 +119,18 @@ def _key_commands(command: Command) -> None:
     sub = command("sign", "slopd.cli.keys:sign", "sign FILE (SSHSIG, namespace slop) into FILE.sig")
     sub.add_argument("--key", required=True, help="an OpenSSH Ed25519 private key")
     sub.add_argument("--namespace", default=NAMESPACE)
-    sub.add_argument("--force", action="store_true", help="replace an existing FILE.sig")
+    sub.add_argument("--out", metavar="SIG", help="write here, e.g. NAME.md.bob.sig for a second signer")
+    sub.add_argument("--force", action="store_true", help="replace an existing signature file")
     sub.add_argument("file", metavar="FILE")
 
-    sub = command("verify", "slopd.cli.keys:verify", "verify FILE and its .sig as the daemon would")
-    sub.add_argument("--allowed-signers", required=True)
-    sub.add_argument("--namespace", default=NAMESPACE)
+    text = "check FILE.sig over any file as ssh-keygen -Y verify does; for an order, every order check too"
+    sub = command("verify", "slopd.cli.keys:verify", text)
+    sub.add_argument(
+        "--allowed-signers", help="the trusted keys (default: [auth] allowed_signers of --config)"
+    )
+    sub.add_argument("--config", help="take [auth] and the actions' quorum and require from this config")
+    sub.add_argument("--namespace", help=f"the signature namespace (default: the config's, else {NAMESPACE})")
+    sub.add_argument("--signature", metavar="SIG", help="the signature of a plain file (default FILE.sig)")
     sub.add_argument("file", metavar="FILE")
 
 

@@ -5,9 +5,11 @@ Rules (SPEC §6; research §1.5; OpenSSH `sshsig.c`, `match.c`, `misc.c`):
    skipped; fields are separated by spaces or tabs; a `"…"` value may hold spaces and commas.
 2. Options are comma-separated, names case-insensitive: `namespaces="…"`, `valid-after="…"`,
    `valid-before="…"`, each at most once. Values must be quoted, as ssh-keygen requires.
-3. Where ssh-keygen skips a bad line and carries on, `parse` raises `AllowedSignersError` naming
-   the line: slopd refuses to start rather than drop a line silently. That covers any key type
-   but `ssh-ed25519`, `cert-authority`, unknown options and malformed lines, keys or times.
+3. This is the file people keep for git commit signing, so a line with a key type slopd does not
+   accept for orders (RSA, ECDSA, certificates, hybrids: `core.sshkeys`) or a `cert-authority`
+   line is skipped, and `read` reports it as `Skipped` for a warning. Where ssh-keygen skips a
+   *bad* line and carries on, `read` raises `AllowedSignersError` naming the line: slopd refuses
+   to start rather than drop a line silently (unknown options, malformed lines, keys or times).
 4. Times are `YYYYMMDD`, `YYYYMMDDHHMM` or `YYYYMMDDHHMMSS`, UTC with a `Z` (or `UTC`) suffix,
    else in `local_zone` read as ssh-keygen reads it: `mktime` with `tm_isdst = 0`, so the
    zone's standard offset even in summer.
@@ -23,10 +25,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, timezone, tzinfo
 
-from slopd.core import sshsig
+from slopd.core import sshkeys
+from slopd.core.sshkeys import PublicKey
+from slopd.core.wire import SignatureError
 
 _TIME = re.compile(r"([0-9]{8}|[0-9]{12}|[0-9]{14})((?i:z|utc)?)")
-_KEY_TYPE = re.compile(r"(?:ssh-|ecdsa-|sk-)\S+")
+_KEY_TYPE = re.compile(r"(?:ssh-|ecdsa-|sk-|rsa-|webauthn-)\S+")
+_CERT_AUTHORITY = re.compile(r"(?:^|,)cert-authority(?:,|=|$)", re.IGNORECASE)
 _TIME_OPTIONS = ("valid-after", "valid-before")
 _MAX_SUBPATTERN = 1023  # match_pattern_list: a longer subpattern never matches
 
@@ -46,10 +51,24 @@ class AllowedSignersError(ValueError):
 class Entry:
     line: int
     principals: str
-    public_key: bytes
+    public_key: PublicKey
     namespaces: str | None
     valid_after: datetime | None
     valid_before: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class Skipped:
+    """A line left out (rule 3), for the warning at start and in `slopd doctor`."""
+
+    line: int
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Signers:
+    entries: tuple[Entry, ...]
+    skipped: tuple[Skipped, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,14 +81,22 @@ class Refused:
     reason: str
 
 
-def parse(text: str, *, local_zone: tzinfo) -> tuple[Entry, ...]:
-    """Every entry of an allowed_signers file; raises `AllowedSignersError` at the first bad line."""
-    entries = []
+def read(text: str, *, local_zone: tzinfo) -> Signers:
+    """Every entry of an allowed_signers file and every line skipped; raises `AllowedSignersError`
+    at the first bad line."""
+    entries, skipped = [], []
     for number, line in enumerate(text.split("\n"), start=1):
         entry = _parse_line(number, line.removesuffix("\r"), local_zone)
-        if entry is not None:
+        if isinstance(entry, Entry):
             entries.append(entry)
-    return tuple(entries)
+        elif entry is not None:
+            skipped.append(entry)
+    return Signers(tuple(entries), tuple(skipped))
+
+
+def parse(text: str, *, local_zone: tzinfo) -> tuple[Entry, ...]:
+    """The entries of `read` (the lines it skips left out)."""
+    return read(text, local_zone=local_zone).entries
 
 
 def _field(text: str, number: int) -> tuple[str, str]:
@@ -90,7 +117,7 @@ def _field(text: str, number: int) -> tuple[str, str]:
     return text[:at], text[at:].lstrip(" \t")
 
 
-def _parse_line(number: int, line: str, local_zone: tzinfo) -> Entry | None:
+def _parse_line(number: int, line: str, local_zone: tzinfo) -> Entry | Skipped | None:
     text = line.lstrip(" \t")
     if not text or text.startswith("#"):
         return None
@@ -106,17 +133,19 @@ def _parse_line(number: int, line: str, local_zone: tzinfo) -> Entry | None:
         raise AllowedSignersError(number, "missing key")
     options: dict[str, str] = {}
     if not _KEY_TYPE.fullmatch(token):
+        if _CERT_AUTHORITY.search(token):
+            return Skipped(number, "cert-authority lines are not used for orders (list each key)")
         options = _parse_options(token, number)
         token, rest = _field(rest, number)
     keytype = token
     blob, _, _comment = rest.replace("\t", " ").partition(" ")
     if not keytype or not blob:
         raise AllowedSignersError(number, "missing key")
-    if keytype != sshsig.KEY_TYPE:
-        raise AllowedSignersError(number, f"key type {_show(keytype)} is not supported (only ssh-ed25519)")
     try:
-        public_key = sshsig.parse_public_key(keytype, blob)
-    except sshsig.SignatureError as error:
+        public_key = sshkeys.from_fields(keytype, blob)
+    except sshkeys.UnacceptedKeyTypeError as error:
+        return Skipped(number, error.reason)
+    except SignatureError as error:
         raise AllowedSignersError(number, error.reason) from None
     valid_after, valid_before = (
         _parse_time(options[name], name, number, local_zone) if name in options else None
@@ -133,8 +162,6 @@ def _parse_options(token: str, number: int) -> dict[str, str]:
     while True:
         name, equals, rest = rest.partition("=")
         lowered = name.lower()
-        if lowered == "cert-authority" or lowered.startswith("cert-authority,"):
-            raise AllowedSignersError(number, "cert-authority lines are not supported (list each key)")
         if not equals or lowered not in ("namespaces", *_TIME_OPTIONS):
             shown = name.partition(",")[0]
             raise AllowedSignersError(number, f"unknown option {_show(shown)}" if shown else "empty option")
@@ -242,7 +269,7 @@ def _check(entry: Entry, principal: str, namespace: str, now: datetime) -> Autho
 
 
 def authorize(
-    entries: Sequence[Entry], *, public_key: bytes, principal: str, namespace: str, now: datetime
+    entries: Sequence[Entry], *, public_key: PublicKey, principal: str, namespace: str, now: datetime
 ) -> Authorized | Refused:
     """Whether any entry allows `public_key` to sign as `principal` in `namespace` at `now` (aware)."""
     closest: tuple[int, str] | None = None
@@ -255,3 +282,22 @@ def authorize(
         if closest is None or outcome[0] > closest[0]:
             closest = outcome
     return Refused(closest[1] if closest is not None else "key not in allowed_signers")
+
+
+def find_principals(
+    entries: Sequence[Entry], *, public_key: PublicKey, namespace: str, now: datetime
+) -> list[tuple[str, int]]:
+    """The principals (as written) and line of every entry allowing `public_key` in `namespace`
+    at `now`, whatever the principal — `ssh-keygen -Y find-principals`."""
+    found = []
+    for entry in entries:
+        if entry.public_key != public_key:
+            continue
+        if entry.namespaces is not None and not match_pattern_list(namespace, entry.namespaces):
+            continue
+        if entry.valid_after is not None and now < entry.valid_after:
+            continue
+        if entry.valid_before is not None and now > entry.valid_before:
+            continue
+        found.append((entry.principals, entry.line))
+    return found

@@ -93,9 +93,9 @@ class Envelope:
         return self.id.lower()
 
     @property
-    def sidecar(self) -> str | None:
-        """The signature file named by `auth: signed:NAME`, if any."""
-        return self.auth.removeprefix("signed:") if self.auth.startswith("signed:") else None
+    def sidecars(self) -> tuple[str, ...]:
+        """The signature files `auth: signed:NAME[,NAME…]` names, in order (none for `auth: none`)."""
+        return sidecars_of(self.auth)
 
     def headers(self) -> dict[str, Any]:
         """The front-matter keys in canonical order, unknown keys last."""
@@ -115,6 +115,12 @@ class Envelope:
         if self.action is not None:
             known["action"] = self.action
         return known | dict(self.extra)
+
+
+def sidecars_of(auth: str) -> tuple[str, ...]:
+    if not auth.startswith("signed:"):
+        return ()
+    return tuple(name.strip(" ") for name in auth.removeprefix("signed:").split(","))
 
 
 def wants_discussion(envelope: Envelope) -> bool:
@@ -291,8 +297,13 @@ def _validate(headers: dict[str, Any], body: str) -> Envelope:
         reasons.append(f"in_reply_to: must not be null on {kind} (only an error naming its `file` may)")
     if created_at is not None and not _real_instant(created_at):
         reasons.append(f"created_at: not a real date and time, got {_show(created_at)}")
-    if auth is not None and auth != "none" and not SIDECAR_PATTERN.fullmatch(auth[7:]):
-        reasons.append(f"auth: sidecar must be a plain file name ending .sig, got {_show(auth)}")
+    if auth is not None and auth != "none":
+        names = sidecars_of(auth)
+        if not all(SIDECAR_PATTERN.fullmatch(name) for name in names):
+            rule = "a plain file name ending .sig (several: comma-separated)"
+            reasons.append(f"auth: sidecar must be {rule}, got {_show(auth)}")
+        elif len(set(names)) != len(names):
+            reasons.append(f"auth: a sidecar is listed twice, got {_show(auth)}")
     if reasons:
         raise EnvelopeError(reasons, id=id_, sender=sender)
     assert protocol and id_ and kind and sender and to  # noqa: PT018  # for mypy

@@ -3,8 +3,9 @@
 Rules, in order:
 1. Dotfiles, `~*` names and the temporary, partial and placeholder names of sync clients,
    browsers and editors are `IGNORED` until renamed to a real name.
-2. Names ending `.md` or `.json` (any case) are `INPUT`s; in `authorized/`, `.md.sig` names are
-   `SIDECAR`s. Conflict copies are ordinary inputs: identity comes from the envelope's `id`.
+2. Names ending `.md` or `.json` (any case) are `INPUT`s; in `authorized/`, `NAME.md.sig` and
+   a co-signer's `NAME.md.WHO.sig` are `SIDECAR`s of the order `NAME.md` (`order_of`).
+   Conflict copies are ordinary inputs: identity comes from the envelope's `id`.
 3. An input or sidecar whose name is not sane (undecodable, control or bidi characters, over
    255 bytes) is `BAD_NAME`: it gets an error reply and is archived.
 4. Anything else is `OTHER`: left in place, logged once, listed by `slopd status`.
@@ -62,13 +63,24 @@ def classify(name: str, *, lane: str) -> Kind:
     if _IGNORED.fullmatch(name):
         return Kind.IGNORED
     lowered = name.lower()
-    if lane == "authorized" and lowered.endswith(".md.sig"):
+    if lane == "authorized" and order_of(name) is not None:
         kind = Kind.SIDECAR
     elif lowered.endswith((".md", ".json")):
         kind = Kind.INPUT
     else:
         return Kind.OTHER
     return kind if is_sane(name) else Kind.BAD_NAME
+
+
+def order_of(sidecar: str) -> str | None:
+    """Rule 2: the order `NAME.md` a signature `NAME.md.sig` or `NAME.md.WHO.sig` belongs to."""
+    lowered = sidecar.lower()
+    if not lowered.endswith(".sig"):
+        return None
+    if lowered.endswith(".md.sig"):
+        return sidecar[:-4]
+    at = lowered.rfind(".md.", 0, len(lowered) - 4)
+    return sidecar[: at + 3] if at > 0 else None
 
 
 def is_sync_temp(name: str) -> bool:

@@ -7,9 +7,13 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True, slots=True)
 class Valid:
+    """Signed by `principal` (the order's `from`) with the key `fingerprint` of allowed_signers
+    line `line`; `cosigners` are the other humans counted for a quorum, as `principal (SHA256:…)`."""
+
     principal: str
     fingerprint: str
     line: int
+    cosigners: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

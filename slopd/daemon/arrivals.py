@@ -22,7 +22,7 @@ from collections.abc import Callable
 
 from slopd.core.intake import Hint, Oldest
 from slopd.core.layout import INPUT_LANES
-from slopd.core.names import Kind, classify
+from slopd.core.names import Kind, classify, order_of
 from slopd.daemon.parts import Parts
 from slopd.shell.lanes import Entry, signature_of
 from slopd.shell.watcher import Notice, Watcher
@@ -170,7 +170,8 @@ class Arrivals:
         """Rule 4 for a signature a scan found."""
         parts, where = self.parts, (lane, entry.name)
         self._signature_arrived(entry.name, now)
-        order = entry.name.removesuffix(".sig")
+        order = order_of(entry.name)
+        assert order is not None  # classified as a sidecar
         if parts.hub.exists(lane, order):
             parts.intake.quiet(where, entry.signature)
         elif not parts.intake.has(where):

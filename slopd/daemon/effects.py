@@ -22,6 +22,7 @@ from slopd.core import notes, replies, summary
 from slopd.core.envelope import Envelope, render
 from slopd.core.ids import reply_id
 from slopd.core.lifecycle import Status
+from slopd.core.names import order_of
 from slopd.core.outcome import Produced
 from slopd.core.routing import Acknowledge, Discuss, Execute, Leave, Record, Reject, label, requested_mode
 from slopd.daemon import plans
@@ -283,20 +284,18 @@ class Effects:
             batch.ledger.advance(key, Status.DONE, now=parts.clock.stamp())
 
     def _archive_sidecar(self, batch: Batch, input: Input, envelope: Envelope | None) -> None:
-        """Rule 4: the signature the order names, or `NAME.sig` if it was unreadable."""
+        """Rule 4: the signatures the order names, or `NAME.sig` if it was unreadable."""
         if input.lane != "authorized":
             return
-        own = f"{input.name}.sig"
-        sidecar = envelope.sidecar if envelope is not None else own
         hub = self.parts.hub
-        if not sidecar:
-            return
-        if sidecar != own and hub.exists(input.lane, sidecar.removesuffix(".sig")):
-            return  # it belongs to another order in the lane: naming it does not make it ours
-        if hub.exists(input.lane, sidecar):
-            target = self.parts.commits.target(batch, sidecar, self.parts.clock.wall())
-            move = Move(input.lane, sidecar, target)
-            self.parts.commits.move(batch, move, input.log, "sidecar.archived", sidecar=sidecar)
+        for sidecar in envelope.sidecars if envelope is not None else (f"{input.name}.sig",):
+            order = order_of(sidecar)
+            if order not in (None, input.name) and hub.exists(input.lane, order):
+                continue  # it belongs to another order in the lane: naming it does not make it ours
+            if hub.exists(input.lane, sidecar):
+                target = self.parts.commits.target(batch, sidecar, self.parts.clock.wall())
+                move = Move(input.lane, sidecar, target)
+                self.parts.commits.move(batch, move, input.log, "sidecar.archived", sidecar=sidecar)
 
     def _index_note(self, batch: Batch, envelope: Envelope, input: Input) -> None:
         ledger = self.parts.ledger

@@ -1,9 +1,10 @@
 """The gate in front of `authorized/`: which orders wait for their signature, and their verdicts.
 
 Rules:
-1. An order whose named sidecar has not arrived is held — not rejected — until `sig_grace`
-   has passed since slopd first saw it; then it is checked without a signature (unsigned).
-2. A sidecar arriving releases the order waiting for it at once.
+1. An order is held — not rejected — while any sidecar it names has not arrived, until
+   `sig_grace` has passed since slopd first saw it; then it is checked with what came (one
+   missing signature of a quorum order is one that does not count).
+2. A sidecar arriving releases the order waiting for it at once (to wait on for the others).
 3. A `NAME.md.sig` whose `NAME.md` has not arrived is held the same way; after the grace it
    is answered as a signature without an order.
 4. The signature is read once, bounded, never through a link; the verdict comes from the
@@ -46,22 +47,22 @@ class Gate:
 
     def examine(self, name: str, envelope: Envelope, message: bytes, now: float) -> Hold | Verification:
         """Hold the order `name`, or verify it (its signature is read here, once)."""
-        sidecar = envelope.sidecar
-        signature: bytes | None = None
-        if sidecar is not None:
+        signatures: dict[str, bytes | None] = {}
+        for sidecar in envelope.sidecars:
             read = self.hub.read(LANE, sidecar, sshsig.MAX_SIGNATURE_BYTES)
             if isinstance(read, Contents):
-                signature = read.data
+                signatures[sidecar] = read.data
             elif read.stat is not None:
                 self.forget(name)
                 return Invalid(f"its signature {sidecar} {read.reason}")
-            else:
-                since, first = self._seen(name, now)
-                if now < since + self.grace:
-                    self._waiting[sidecar] = name
-                    return Hold(sidecar, since + self.grace, first)
+        missing = [sidecar for sidecar in envelope.sidecars if sidecar not in signatures]
+        if missing:
+            since, first = self._seen(name, now)
+            if now < since + self.grace:
+                self._waiting.update(dict.fromkeys(missing, name))
+                return Hold(", ".join(missing), since + self.grace, first)
         self.forget(name)
-        return orders.check(envelope, message, signature, self.trust, self.clock())
+        return orders.check(envelope, message, signatures, self.trust, self.clock())
 
     def forget(self, name: str) -> None:
         self._first_seen.pop(name, None)

@@ -23,6 +23,7 @@ import time
 from collections.abc import Callable
 
 from slopd.core.names import Kind
+from slopd.core.orders import Trust
 from slopd.daemon import plans
 from slopd.daemon.arrivals import Arrivals
 from slopd.daemon.batch import Batch, Where
@@ -33,6 +34,7 @@ from slopd.daemon.recovery import Recoveries
 from slopd.daemon.runs import Runs
 from slopd.shell.config import Config, load_trust
 from slopd.shell.lanes import Entry, signature_of
+from slopd.shell.log import Logger
 from slopd.shell.sdnotify import SystemdNotifier
 
 BATCH = 100  # inputs per group commit
@@ -233,6 +235,7 @@ class Daemon:
         parts.notifier.argv = config.notify
         parts.intake.settle = config.settle
         parts.gate.trust, parts.gate.grace = trust, config.auth.sig_grace
+        warn_skipped(parts.log, config, trust)
         self.runs.reconfigure(config)
         parts.intake.release_all()
         self._rescan_requested = True
@@ -257,3 +260,10 @@ class Daemon:
                 self.finish_jobs()
         self.parts.notifier.flush()
         self.parts.notifier.wait()
+
+
+def warn_skipped(logger: Logger, config: Config, trust: Trust | None) -> None:
+    """An allowed_signers line slopd leaves out (another key type) is a warning, not a refusal."""
+    for skipped in trust.skipped if trust is not None else ():
+        path = str(config.auth.allowed_signers)
+        logger.warning("allowed_signers.skipped", path=path, line=skipped.line, reason=skipped.reason)

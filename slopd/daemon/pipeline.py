@@ -20,7 +20,7 @@ import hashlib
 
 from slopd.core.envelope import Envelope, EnvelopeError, parse
 from slopd.core.lifecycle import Seen, Status, Step, step
-from slopd.core.names import Kind
+from slopd.core.names import Kind, order_of
 from slopd.core.outcome import INTERRUPTED
 from slopd.core.routing import Lane, Leave, decide, elsewhere
 from slopd.core.verdicts import Valid
@@ -156,7 +156,8 @@ class Pipeline:
     def _signature(self, input: Input, entry: Entry, now: float) -> plans.Plan:
         """Rule 5: a `NAME.md.sig` alone in the lane."""
         parts, name = self.parts, input.name
-        order = name.removesuffix(".sig")
+        order = order_of(name)
+        assert order is not None  # classified as a sidecar
         if parts.hub.exists(input.lane, order):
             return plans.Quiet(entry.signature)
         if entry.stat.st_nlink > 1:

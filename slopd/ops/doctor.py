@@ -131,6 +131,9 @@ def check_signers(hub: Path, config: Config) -> Iterator[Finding]:
     assert trust is not None
     principals = ", ".join(sorted({entry.principals for entry in trust.signers}))
     yield Finding("ok", "allowed_signers", f"{path} lists {len(trust.signers)} key(s): {principals}")
+    for skipped in trust.skipped:
+        fix = "nothing to do if that key does not sign orders; else give its owner an Ed25519 or security key"
+        yield Finding("warn", "allowed_signers", f"{path} line {skipped.line} skipped: {skipped.reason}", fix)
     yield from _loose_mode(path, "allowed_signers")
 
 

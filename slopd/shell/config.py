@@ -24,7 +24,8 @@ from typing import Any, TypeVar
 from slopd.core import allowed_signers
 from slopd.core.envelope import ACTION_PATTERN, PARTY_PATTERN
 from slopd.core.errors import SetupError
-from slopd.core.orders import Trust
+from slopd.core.orders import REQUIREMENTS, Trust
+from slopd.core.orders import Policy as SigningPolicy
 from slopd.core.routing import Policy
 from slopd.core.vocabulary import MAX_ENVELOPE_BYTES
 from slopd.shell.defaults import default_config_path, default_names
@@ -43,6 +44,8 @@ class Command:
     max_parallel: int = 1
     cwd: str | None = None
     env: Mapping[str, str] = field(default_factory=dict)
+    quorum: int = 1  # an action: how many distinct humans must sign (SPEC §6)
+    require: str | None = None  # an action: "touch" or "verified" demands a security key
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +54,7 @@ class Auth:
     namespace: str = "slop"
     max_age: float = 86400.0
     sig_grace: float = 60.0
+    allow_no_touch: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -226,9 +230,24 @@ def _command(value: object, key: str, *, timeout: float, extra: bool) -> Command
         max_parallel=table.take("max_parallel", _positive_int, 1) if key == "executor" else 1,
         cwd=table.take("cwd", _string, None) if extra else None,
         env=table.take("env", _env, {}) if extra else {},
+        quorum=table.take("quorum", _positive_int, 1) if extra else 1,
+        require=table.take("require", _requirement, None) if extra else None,
     )
     table.finish()
     return command
+
+
+def _requirement(value: object, key: str) -> str:
+    text = _string(value, key)
+    if text not in REQUIREMENTS:
+        raise ConfigError(f"{key}: must be one of {', '.join(map(repr, REQUIREMENTS))}, got {text!r}")
+    return text
+
+
+def _bool(value: object, key: str) -> bool:
+    if not isinstance(value, bool):
+        raise _type_error(key, "true or false", value)
+    return value
 
 
 def _executor(value: object, key: str) -> Command:
@@ -272,6 +291,7 @@ def _auth(value: object, key: str) -> Auth:
         namespace=table.take("namespace", _string, "slop"),
         max_age=table.take("max_age", _positive, 86400.0),
         sig_grace=table.take("sig_grace", _non_negative, 60.0),
+        allow_no_touch=table.take("allow_no_touch", _bool, False),
     )
     table.finish()
     return auth
@@ -310,14 +330,24 @@ def load_trust(config: Config) -> Trust | None:
     except (OSError, UnicodeDecodeError) as error:
         raise ConfigError(f"{path}: cannot read the allowed-signers file: {error}") from None
     try:
-        signers = allowed_signers.parse(text, local_zone=datetime.now().astimezone().tzinfo or UTC)
+        signers = allowed_signers.read(text, local_zone=datetime.now().astimezone().tzinfo or UTC)
     except allowed_signers.AllowedSignersError as error:
         raise ConfigError(f"{path}: {error}") from None
-    if not signers:
-        raise ConfigError(f"{path}: the allowed-signers file lists no signer")
+    if not signers.entries:
+        skipped = (
+            f" ({len(signers.skipped)} line(s) skipped: {signers.skipped[0].reason})"
+            if signers.skipped
+            else ""
+        )
+        raise ConfigError(f"{path}: the allowed-signers file lists no signer slopd accepts{skipped}")
     return Trust(
-        signers=signers,
+        signers=signers.entries,
         namespace=config.auth.namespace,
         max_age=timedelta(seconds=config.auth.max_age),
         names=frozenset(config.names),
+        allow_no_touch=config.auth.allow_no_touch,
+        policies={
+            name: SigningPolicy(action.quorum, action.require) for name, action in config.actions.items()
+        },
+        skipped=signers.skipped,
     )

@@ -10,7 +10,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from slopd.core import sshsig
+from slopd.core import sshkeys
 from slopd.core.allowed_signers import (
     AllowedSignersError,
     Authorized,
@@ -19,13 +19,15 @@ from slopd.core.allowed_signers import (
     authorize,
     match_pattern_list,
     parse,
+    read,
 )
+from slopd.core.sshkeys import PublicKey
 
-ALICE = Ed25519PrivateKey.from_private_bytes(b"\x01" * 32).public_key().public_bytes_raw()
-BOB = Ed25519PrivateKey.from_private_bytes(b"\x02" * 32).public_key().public_bytes_raw()
-ALICE_KEY = sshsig.public_key_line(ALICE)
-BOB_KEY = sshsig.public_key_line(BOB)
-CAROL = Ed25519PrivateKey.from_private_bytes(b"\x03" * 32).public_key().public_bytes_raw()
+ALICE = sshkeys.ed25519(Ed25519PrivateKey.from_private_bytes(b"\x01" * 32).public_key().public_bytes_raw())
+BOB = sshkeys.ed25519(Ed25519PrivateKey.from_private_bytes(b"\x02" * 32).public_key().public_bytes_raw())
+ALICE_KEY = ALICE.line()
+BOB_KEY = BOB.line()
+CAROL = sshkeys.ed25519(Ed25519PrivateKey.from_private_bytes(b"\x03" * 32).public_key().public_bytes_raw())
 PLUS_TWO = timezone(timedelta(hours=2))
 NOW = datetime(2026, 7, 4, 7, 15, 53, tzinfo=UTC)
 
@@ -137,9 +139,6 @@ def test_local_times_use_standard_time_like_ssh_keygen() -> None:
 @pytest.mark.parametrize(
     ("line", "reason"),
     [
-        (f"alice cert-authority {ALICE_KEY}", "cert-authority lines are not supported"),
-        (f'alice Cert-Authority,namespaces="slop" {ALICE_KEY}', "cert-authority lines are not supported"),
-        (f'alice namespaces="slop",cert-authority {ALICE_KEY}', "cert-authority lines are not supported"),
         (f"alice frobnicate {ALICE_KEY}", "unknown option 'frobnicate'"),
         (f'alice namespaces="slop",frobnicate="1" {ALICE_KEY}', "unknown option 'frobnicate'"),
         (f'alice namespaces="slop",,valid-before="20990101" {ALICE_KEY}', "empty option"),
@@ -166,24 +165,60 @@ def test_local_times_use_standard_time_like_ssh_keygen() -> None:
         ('"alice', "unterminated quote"),
         ('al"ice ' + ALICE_KEY, "unterminated quote"),
         ('al"i"ce ' + ALICE_KEY, "malformed principals"),
-        (f"alice ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAAAgQ {ALICE_KEY}", "key type 'ssh-rsa' is not supported"),
-        ("alice ecdsa-sha2-nistp256 AAAAE2VjZHNh", "key type 'ecdsa-sha2-nistp256' is not supported"),
-        ("alice sk-ssh-ed25519@openssh.com AAAA", "key type 'sk-ssh-ed25519@openssh.com' is not supported"),
-        (
-            "alice ssh-ed25519-cert-v01@openssh.com AAAA",
-            "key type 'ssh-ed25519-cert-v01@openssh.com' is not supported",
-        ),
+        ("alice sk-ssh-ed25519@openssh.com AAAA", "malformed key: truncated key type"),
         ("alice ssh-ed25519 AAAA*AAA", "malformed key: invalid base64"),
         ("alice ssh-ed25519 " + ALICE_KEY.split()[1][:-4], "malformed key: truncated public key"),
-        ("alice ssh-ed25519 AAAAB3NzaC1yc2EAAAADAQABAAAAgQ==", "unsupported key type 'ssh-rsa'"),
+        (
+            "alice ssh-ed25519 AAAAB3NzaC1yc2EAAAADAQABAAAAgQ==",
+            "malformed key: the line says 'ssh-ed25519', the key is 'ssh-rsa'",
+        ),
     ],
 )
 def test_bad_lines_raise_naming_the_line(line: str, reason: str) -> None:
-    """Every line slopd will not accept raises `AllowedSignersError` with its number and reason."""
+    """Every malformed line raises `AllowedSignersError` with its number and reason."""
     error = fails(f"# header\nbob {BOB_KEY}\n{line}\nbob {BOB_KEY}\n")
     assert error.line == 3
     assert error.reason.startswith(reason), error.reason
     assert str(error).startswith("allowed_signers line 3: ")
+
+
+@pytest.mark.parametrize(
+    ("line", "reason"),
+    [
+        (f"alice cert-authority {ALICE_KEY}", "cert-authority lines are not used for orders (list each key)"),
+        (
+            f'alice Cert-Authority,namespaces="slop" {ALICE_KEY}',
+            "cert-authority lines are not used for orders",
+        ),
+        (
+            f'alice namespaces="slop",cert-authority {ALICE_KEY}',
+            "cert-authority lines are not used for orders",
+        ),
+        (
+            "alice ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAAAgQ== rsa@laptop",
+            "key type 'ssh-rsa' is not accepted for orders",
+        ),
+        (
+            "alice ecdsa-sha2-nistp256 AAAAE2VjZHNh",
+            "key type 'ecdsa-sha2-nistp256' is not accepted for orders",
+        ),
+        (
+            'alice namespaces="git" ssh-ed25519-cert-v01@openssh.com AAAA',
+            "key type 'ssh-ed25519-cert-v01@openssh.com' is not accepted for orders",
+        ),
+        (
+            "alice ssh-mldsa44-ed25519@openssh.com AAAA",
+            "key type 'ssh-mldsa44-ed25519@openssh.com' is not accepted for orders",
+        ),
+    ],
+)
+def test_lines_of_other_key_types_are_skipped_not_refused(line: str, reason: str) -> None:
+    """The file kept for git signing holds colleagues' RSA and ECDSA keys: such a line is skipped,
+    reported with its number and reason, and the lines around it still count."""
+    signers = read(f"# header\nbob {BOB_KEY}\n{line}\nalice {ALICE_KEY}\n", local_zone=UTC)
+    assert [(entry.line, entry.public_key) for entry in signers.entries] == [(2, BOB), (4, ALICE)]
+    assert [skipped.line for skipped in signers.skipped] == [3]
+    assert signers.skipped[0].reason.startswith(reason)
 
 
 LINE_PARTS = st.sampled_from(
@@ -222,7 +257,7 @@ def test_parse_raises_only_allowed_signers_error(text: str) -> None:
     except AllowedSignersError as error:
         line = error.line
     else:
-        assert all(len(entry.public_key) == 32 for entry in entries)
+        assert all(len(entry.public_key.point) == 32 for entry in entries)
     assert line is None or 1 <= line <= text.count("\n") + 1
 
 
@@ -378,7 +413,7 @@ ENTRIES = parse(
         "unknown key",
     ],
 )
-def test_authorize(key: bytes, principal: str, namespace: str, now: datetime, expected: object) -> None:
+def test_authorize(key: PublicKey, principal: str, namespace: str, now: datetime, expected: object) -> None:
     """A key is authorized when any line with it matches principal, namespace and time; else the reason."""
     assert authorize(ENTRIES, public_key=key, principal=principal, namespace=namespace, now=now) == expected
 

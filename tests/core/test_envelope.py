@@ -252,7 +252,7 @@ def test_valid_fields_keep_the_exact_text_written() -> None:
         body="Hello.\n",
         extra={},
     )
-    assert envelope.sidecar == "o1.md.sig"
+    assert envelope.sidecars == ("o1.md.sig",)
     assert type(envelope.created_at) is str
 
 
@@ -260,7 +260,7 @@ def test_absent_optional_fields_take_their_defaults() -> None:
     """Without in_reply_to, auth, mode and action the envelope has None, 'none', None, None."""
     envelope = parse(md(in_reply_to=None, auth=None), name="x.md")
     assert (envelope.in_reply_to, envelope.auth, envelope.mode, envelope.action) == (None, "none", None, None)
-    assert envelope.sidecar is None
+    assert envelope.sidecars == ()
 
 
 def test_every_broken_rule_is_reported_at_once() -> None:

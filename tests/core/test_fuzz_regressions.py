@@ -19,8 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from slopd.core import allowed_signers, sshsig
+from slopd.core import allowed_signers, keyfiles, sshkeys, sshsig
 from slopd.core.envelope import Envelope, EnvelopeError, parse
+from slopd.core.wire import SignatureError
 
 FUZZ = Path(__file__).resolve().parents[2] / "fuzz"
 HARNESSES = ("envelope", "sshsig", "allowed_signers")
@@ -58,7 +59,7 @@ def signature_reason(call: Callable[[], object]) -> str | None:
     """None when `call` returns; the reason when it raises `SignatureError` (anything else escapes)."""
     try:
         call()
-    except sshsig.SignatureError as error:
+    except SignatureError as error:
         return error.reason
     return None
 
@@ -69,8 +70,8 @@ def sshsig_invariant(data: bytes, message: bytes = b"any message\n") -> None:
         for namespace in ("slop", "git"):
             verdict = sshsig.verify(message, armored, namespace=namespace)
             assert isinstance(verdict, sshsig.Verified | sshsig.Rejected)
-    assert signature_reason(lambda: sshsig.load_private_key(data)) != ""
-    assert signature_reason(lambda: sshsig.parse_public_key("ssh-ed25519", data.decode("latin-1"))) != ""
+    assert signature_reason(lambda: keyfiles.load_private_key(data)) != ""
+    assert signature_reason(lambda: sshkeys.from_fields("ssh-ed25519", data.decode("latin-1"))) != ""
 
 
 def allowed_signers_invariant(data: bytes) -> None:

@@ -13,9 +13,10 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from slopd.core import allowed_signers, sshsig
+from slopd.core import allowed_signers, sshkeys, sshsig
 from slopd.core.envelope import Envelope, EnvelopeError, parse
 from slopd.core.orders import FUTURE_SKEW, Trust, check
+from slopd.core.sshkeys import PublicKey
 from slopd.core.verdicts import Invalid, Valid, Verification
 
 ALICE = "alice@example.com"
@@ -30,8 +31,13 @@ def stamp(moment: datetime) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def public(key: Ed25519PrivateKey) -> bytes:
-    return key.public_key().public_bytes_raw()
+def public(key: Ed25519PrivateKey) -> PublicKey:
+    return sshkeys.ed25519(key.public_key().public_bytes_raw())
+
+
+def by_name(envelope: Envelope, signature: bytes | None) -> dict[str, bytes | None]:
+    """The sidecars' bytes as the gate hands them over: the one the order names."""
+    return dict.fromkeys(envelope.sidecars, signature)
 
 
 def order(body: str = "Deploy build 42.\n", **fields: str | None) -> bytes:
@@ -56,7 +62,7 @@ def order(body: str = "Deploy build 42.\n", **fields: str | None) -> bytes:
 
 def trust(options: str = "", *, principal: str = ALICE, namespace: str = "slop") -> Trust:
     """Alice's key on line 2 of an allowed_signers file (a comment on line 1)."""
-    line = f"{principal} {options} {sshsig.public_key_line(public(ALICE_KEY))}".replace("  ", " ")
+    line = f"{principal} {options} {public(ALICE_KEY).line()}".replace("  ", " ")
     signers = allowed_signers.parse(f"# operators\n{line}\n", local_zone=UTC)
     return Trust(signers=signers, namespace=namespace, max_age=MAX_AGE, names=NAMES)
 
@@ -76,7 +82,7 @@ def verify(
     assert not isinstance(armored, str)
     chosen = trust() if with_trust == "default" else with_trust
     assert not isinstance(chosen, str)
-    return check(envelope, message, armored, chosen, now)
+    return check(envelope, message, by_name(envelope, armored), chosen, now)
 
 
 def reason_of(verdict: Verification) -> str:
@@ -90,7 +96,7 @@ def reason_of(verdict: Verification) -> str:
 def test_a_valid_order_names_the_principal_the_fingerprint_and_the_line() -> None:
     """A good order gives `Valid(from, SHA256 fingerprint of the key, allowed_signers line)`."""
     verdict = verify(order())
-    assert verdict == Valid(ALICE, sshsig.fingerprint(public(ALICE_KEY)), 2)
+    assert verdict == Valid(ALICE, public(ALICE_KEY).fingerprint, 2)
     assert verdict.fingerprint.startswith("SHA256:")
 
 
@@ -127,7 +133,7 @@ def test_rule_2_a_tampered_message_is_a_bad_signature() -> None:
     signature = sshsig.sign(message, ALICE_KEY)
     tampered = message.replace(b"build 42", b"build 43")
     envelope = parse(tampered, name="o1.md")
-    reason = reason_of(check(envelope, tampered, signature, trust(), NOW))
+    reason = reason_of(check(envelope, tampered, by_name(envelope, signature), trust(), NOW))
     assert "bad signature" in reason
     assert "o1.md.sig" in reason
 
@@ -138,7 +144,7 @@ def test_rule_2_the_signature_must_be_over_the_bytes_given_not_the_envelope_pars
     signature = sshsig.sign(message, ALICE_KEY)
     envelope = parse(message, name="o1.md")
     crlf = message.replace(b"\n", b"\r\n")
-    assert "bad signature" in reason_of(check(envelope, crlf, signature, trust(), NOW))
+    assert "bad signature" in reason_of(check(envelope, crlf, by_name(envelope, signature), trust(), NOW))
 
 
 def test_rule_2_a_wrong_namespace_is_refused() -> None:
@@ -163,7 +169,7 @@ def test_rule_3_an_unknown_key_is_refused() -> None:
     """A key that is not in allowed_signers is refused even with a perfect signature."""
     reason = reason_of(verify(order(), key=STRANGER_KEY))
     assert "key not in allowed_signers" in reason
-    assert sshsig.fingerprint(public(STRANGER_KEY)) in reason
+    assert public(STRANGER_KEY).fingerprint in reason
 
 
 def test_rule_3_the_principal_must_equal_from() -> None:
@@ -310,7 +316,7 @@ ENVELOPE: Envelope = parse(SIGNED, name="o1.md")
 
 def test_the_property_fixture_is_valid() -> None:
     """The unmodified order and signature used by the properties verify."""
-    assert isinstance(check(ENVELOPE, SIGNED, SIGNATURE, trust(), NOW), Valid)
+    assert isinstance(check(ENVELOPE, SIGNED, by_name(ENVELOPE, SIGNATURE), trust(), NOW), Valid)
 
 
 @settings(max_examples=300, deadline=None)
@@ -320,12 +326,12 @@ def test_flipping_any_byte_of_the_order_never_verifies(position: int, mask: int)
     flipped = bytearray(SIGNED)
     flipped[position] ^= mask
     message = bytes(flipped)
-    assert isinstance(check(ENVELOPE, message, SIGNATURE, trust(), NOW), Invalid)
+    assert isinstance(check(ENVELOPE, message, by_name(ENVELOPE, SIGNATURE), trust(), NOW), Invalid)
     try:
         envelope = parse(message, name="o1.md")
     except EnvelopeError:
         return
-    assert isinstance(check(envelope, message, SIGNATURE, trust(), NOW), Invalid)
+    assert isinstance(check(envelope, message, by_name(envelope, SIGNATURE), trust(), NOW), Invalid)
 
 
 @settings(max_examples=300, deadline=None)
@@ -334,14 +340,14 @@ def test_flipping_any_byte_of_the_signature_never_verifies(position: int, mask: 
     """Any single byte of the armored signature changed is never `Valid`."""
     flipped = bytearray(SIGNATURE)
     flipped[position] ^= mask
-    assert isinstance(check(ENVELOPE, SIGNED, bytes(flipped), trust(), NOW), Invalid)
+    assert isinstance(check(ENVELOPE, SIGNED, by_name(ENVELOPE, bytes(flipped)), trust(), NOW), Invalid)
 
 
 @settings(max_examples=200, deadline=None)
 @given(signature=st.binary(max_size=2048))
 def test_any_signature_bytes_give_a_verdict_never_an_exception(signature: bytes) -> None:
     """Whatever the sidecar holds, `check` returns `Invalid` (never raises)."""
-    assert isinstance(check(ENVELOPE, SIGNED, signature, trust(), NOW), Invalid)
+    assert isinstance(check(ENVELOPE, SIGNED, by_name(ENVELOPE, signature), trust(), NOW), Invalid)
 
 
 def test_an_order_without_created_at_is_refused_for_the_replay_window() -> None:

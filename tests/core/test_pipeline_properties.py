@@ -18,7 +18,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from slopd.core import allowed_signers, orders, sshsig, verdicts
+from slopd.core import allowed_signers, orders, sshkeys, sshsig, verdicts
 from slopd.core.envelope import Envelope, EnvelopeError, parse
 from slopd.core.routing import (
     Acknowledge,
@@ -48,7 +48,7 @@ CREATED = datetime(2026, 7, 4, 8, 0, 0, tzinfo=UTC)
 NOW = CREATED + timedelta(minutes=1)
 TRUST = orders.Trust(
     signers=allowed_signers.parse(
-        f"{ALICE} {sshsig.public_key_line(KEY.public_key().public_bytes_raw())}\n", local_zone=UTC
+        f"{ALICE} {sshkeys.ed25519(KEY.public_key().public_bytes_raw()).line()}\n", local_zone=UTC
     ),
     namespace="slop",
     max_age=timedelta(hours=1),
@@ -267,7 +267,11 @@ def pipeline(
     parsed = parse_or_error(data, name)
     if isinstance(parsed, EnvelopeError):
         return parsed
-    verification = orders.check(parsed, data, signature, trust, NOW) if lane is Lane.AUTHORIZED else None
+    verification = (
+        orders.check(parsed, data, dict.fromkeys(parsed.sidecars, signature), trust, NOW)
+        if lane is Lane.AUTHORIZED
+        else None
+    )
     return decide(parsed, lane, policy, verification)
 
 
@@ -431,7 +435,7 @@ def test_an_order_changed_by_any_single_byte_never_verifies(
     original, name = order
     signature = sshsig.sign(original, KEY, hash_algorithm=hash_algorithm)
     envelope = parse(original, name=name)
-    verdict = orders.check(envelope, original, signature, TRUST, NOW)
+    verdict = orders.check(envelope, original, dict.fromkeys(envelope.sidecars, signature), TRUST, NOW)
     assert isinstance(verdict, verdicts.Valid), verdict  # the property below is not vacuous
     assert isinstance(decide(envelope, Lane.AUTHORIZED, FULL_POLICY, verdict), Execute)
 
@@ -441,7 +445,7 @@ def test_an_order_changed_by_any_single_byte_never_verifies(
     parsed = parse_or_error(changed, name)
     if isinstance(parsed, EnvelopeError):
         return  # answered invalid: never verified, never run
-    after = orders.check(parsed, changed, signature, TRUST, NOW)
+    after = orders.check(parsed, changed, dict.fromkeys(parsed.sidecars, signature), TRUST, NOW)
     assert isinstance(after, verdicts.Invalid), (index, changed[max(0, index - 10) : index + 10])
     assert not isinstance(decide(parsed, Lane.AUTHORIZED, FULL_POLICY, after), Execute)
 
@@ -457,7 +461,7 @@ def test_a_signature_changed_by_any_single_byte_never_verifies(
     index = at % len(signature)
     changed = signature[:index] + bytes([signature[index] ^ flip]) + signature[index + 1 :]
     envelope = parse(original, name=name)
-    after = orders.check(envelope, original, changed, TRUST, NOW)
+    after = orders.check(envelope, original, dict.fromkeys(envelope.sidecars, changed), TRUST, NOW)
     assert isinstance(after, verdicts.Invalid), (index, changed)
     assert not isinstance(decide(envelope, Lane.AUTHORIZED, FULL_POLICY, after), Execute)
 
@@ -468,7 +472,9 @@ def test_a_signature_by_a_key_not_in_allowed_signers_never_verifies(order: tuple
     """The exact bytes, well signed, but by a key the operator does not trust: Invalid, never executed."""
     original, name = order
     envelope = parse(original, name=name)
-    verdict = orders.check(envelope, original, sshsig.sign(original, OTHER_KEY), TRUST, NOW)
+    verdict = orders.check(
+        envelope, original, dict.fromkeys(envelope.sidecars, sshsig.sign(original, OTHER_KEY)), TRUST, NOW
+    )
     assert isinstance(verdict, verdicts.Invalid)
     assert "not in allowed_signers" in verdict.reason
     assert not isinstance(decide(envelope, Lane.AUTHORIZED, FULL_POLICY, verdict), Execute)
@@ -483,7 +489,7 @@ def test_every_max_age_the_config_accepts_gives_a_verifier_that_never_raises(
 ) -> None:
     """A `max_age` the config takes (else a ConfigError naming it) verifies a good order; nothing raises."""
     allowed = tmp_path / "allowed_signers"
-    allowed.write_text(f"{ALICE} {sshsig.public_key_line(KEY.public_key().public_bytes_raw())}\n")
+    allowed.write_text(f"{ALICE} {sshkeys.ed25519(KEY.public_key().public_bytes_raw()).line()}\n")
     text = f'names = ["watcher"]\n[auth]\nallowed_signers = "{allowed}"\nmax_age = {max_age}\n'
     try:
         trust = config.load_trust(config.parse(text))
@@ -501,5 +507,7 @@ def test_every_max_age_the_config_accepts_gives_a_verifier_that_never_raises(
         "Run it.\n",
     )
     envelope = parse(data, name="o1.md")
-    verdict = orders.check(envelope, data, sshsig.sign(data, KEY), trust, NOW)
+    verdict = orders.check(
+        envelope, data, dict.fromkeys(envelope.sidecars, sshsig.sign(data, KEY)), trust, NOW
+    )
     assert isinstance(verdict, verdicts.Valid)

@@ -19,11 +19,13 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from slopd.core import sshsig
-from slopd.core.sshsig import Rejected, SignatureError, Verified
+from slopd.core import keyfiles, sshkeys, sshsig
+from slopd.core.sshsig import Rejected, Verified
+from slopd.core.wire import SignatureError
 
 KEY = Ed25519PrivateKey.from_private_bytes(bytes(range(32)))
 PUB = KEY.public_key().public_bytes_raw()
+PUBKEY = sshkeys.ed25519(PUB)
 MESSAGE = b"hello order\n"
 OTHER_MESSAGE = b"goodbye order\n"
 HEADER = b"-----BEGIN SSH SIGNATURE-----"
@@ -168,14 +170,18 @@ CORPUS = (
     Case(
         "key type sk-ssh-ed25519",
         armor(blob(key_blob=SK_KEY)),
-        "unsupported key type 'sk-ssh-ed25519@openssh.com'",
+        "unsupported signature type 'ssh-ed25519' for a sk-ssh-ed25519@openssh.com key",
     ),
-    Case("key type ssh-rsa", armor(blob(key_blob=RSA_KEY)), "unsupported key type 'ssh-rsa'"),
-    Case("key type ecdsa", armor(blob(key_blob=ECDSA_KEY)), "unsupported key type 'ecdsa-sha2-nistp256'"),
+    Case("key type ssh-rsa", armor(blob(key_blob=RSA_KEY)), "key type 'ssh-rsa' is not accepted for orders"),
+    Case(
+        "key type ecdsa",
+        armor(blob(key_blob=ECDSA_KEY)),
+        "key type 'ecdsa-sha2-nistp256' is not accepted for orders",
+    ),
     Case(
         "certificate key type",
         armor(blob(key_blob=s(b"ssh-ed25519-cert-v01@openssh.com") + s(b"nonce") + s(PUB))),
-        "unsupported key type 'ssh-ed25519-cert-v01@openssh.com'",
+        "key type 'ssh-ed25519-cert-v01@openssh.com' is not accepted for orders",
     ),
     Case("signature type ssh-rsa", armor(blob(sig_type=b"ssh-rsa")), "unsupported signature type 'ssh-rsa'"),
     Case(
@@ -201,7 +207,7 @@ CORPUS = (
 def test_sign_then_verify_round_trips(algorithm: str) -> None:
     """A signature made by `sign` verifies over the same message and yields the signer's key."""
     armored = sshsig.sign(MESSAGE, KEY, hash_algorithm=algorithm)
-    assert sshsig.verify(MESSAGE, armored) == Verified(PUB)
+    assert sshsig.verify(MESSAGE, armored) == Verified(PUBKEY)
     assert sshsig.parse(armored).hash_algorithm == algorithm
 
 
@@ -216,13 +222,13 @@ def test_sign_is_byte_identical_to_ssh_keygen(algorithm: str, expected: bytes) -
 @pytest.mark.parametrize("armored", [SSH_KEYGEN_SHA512, SSH_KEYGEN_SHA256])
 def test_ssh_keygen_signatures_verify(armored: bytes) -> None:
     """Signatures recorded from `ssh-keygen -Y sign` (both hash algorithms) verify."""
-    assert sshsig.verify(MESSAGE, armored) == Verified(PUB)
+    assert sshsig.verify(MESSAGE, armored) == Verified(PUBKEY)
 
 
 def test_parse_returns_every_field() -> None:
     """`parse` exposes the key, namespace, hash, raw signature and reserved field."""
     parsed = sshsig.parse(SSH_KEYGEN_SHA512)
-    assert (parsed.public_key, parsed.namespace, parsed.hash_algorithm) == (PUB, "slop", "sha512")
+    assert (parsed.public_key, parsed.namespace, parsed.hash_algorithm) == (PUBKEY, "slop", "sha512")
     assert len(parsed.signature) == 64
     assert parsed.reserved == b""
 
@@ -230,20 +236,20 @@ def test_parse_returns_every_field() -> None:
 def test_other_namespace_verifies_only_when_expected() -> None:
     """A signature in namespace `git` verifies when `git` is expected and is rejected for `slop`."""
     armored = sshsig.sign(MESSAGE, KEY, namespace="git")
-    assert sshsig.verify(MESSAGE, armored, namespace="git") == Verified(PUB)
+    assert sshsig.verify(MESSAGE, armored, namespace="git") == Verified(PUBKEY)
     assert sshsig.verify(MESSAGE, armored) == Rejected("namespace is 'git', expected 'slop'")
 
 
 def test_non_empty_reserved_field_is_ignored() -> None:
     """The reserved field is outside the signed data and ignored, as PROTOCOL.sshsig says."""
     armored = armor(blob(reserved=b"future"))
-    assert sshsig.verify(MESSAGE, armored) == Verified(PUB)
+    assert sshsig.verify(MESSAGE, armored) == Verified(PUBKEY)
     assert sshsig.parse(armored).reserved == b"future"
 
 
 def test_footer_without_final_newline_is_accepted() -> None:
     """Only the final newline may be missing after the footer (ssh-keygen accepts that too)."""
-    assert sshsig.verify(MESSAGE, GOOD.removesuffix(b"\n")) == Verified(PUB)
+    assert sshsig.verify(MESSAGE, GOOD.removesuffix(b"\n")) == Verified(PUBKEY)
 
 
 def test_armor_lines_wrap_at_70_columns() -> None:
@@ -279,14 +285,14 @@ def test_crafted_corpus_is_rejected_with_reason(case: Case) -> None:
 @pytest.mark.parametrize("case", CORPUS, ids=[case.name for case in CORPUS])
 def test_parse_raises_only_signature_error_on_corpus(case: Case) -> None:
     """`parse` raises `SignatureError` (never anything else) exactly for the malformed cases."""
-    structural = case.reason.startswith(("malformed", "unsupported"))
+    structural = case.reason.startswith(("malformed", "unsupported", "key type"))
     if structural:
         with pytest.raises(SignatureError) as caught:
             sshsig.parse(case.armored)
         assert caught.value.reason.startswith(case.reason)
         assert str(caught.value) == caught.value.reason
     else:
-        assert sshsig.parse(case.armored).public_key == PUB
+        assert sshsig.parse(case.armored).public_key == PUBKEY
 
 
 def test_every_corpus_blob_differs_only_by_its_defect() -> None:
@@ -379,7 +385,7 @@ def test_any_byte_flip_of_the_message_is_rejected(position: int, mask: int) -> N
 def test_a_signature_covers_exactly_its_message(message: bytes, other: bytes) -> None:
     """A signature of one message verifies for it and for no different message."""
     armored = sshsig.sign(message, KEY)
-    assert sshsig.verify(message, armored) == Verified(PUB)
+    assert sshsig.verify(message, armored) == Verified(PUBKEY)
     if other != message:
         assert sshsig.verify(other, armored) == Rejected("bad signature")
 
@@ -389,20 +395,20 @@ def test_a_signature_covers_exactly_its_message(message: bytes, other: bytes) ->
 
 def test_public_key_line_matches_ssh_keygen() -> None:
     """`public_key_line` writes what ssh-keygen puts in a .pub file, comment optional."""
-    assert sshsig.public_key_line(PUB) == SSH_KEYGEN_PUBLIC
-    assert sshsig.public_key_line(PUB, "alice@example.com") == SSH_KEYGEN_PUBLIC + " alice@example.com"
+    assert sshkeys.ed25519(PUB).line() == SSH_KEYGEN_PUBLIC
+    assert sshkeys.ed25519(PUB).line("alice@example.com") == SSH_KEYGEN_PUBLIC + " alice@example.com"
 
 
 def test_public_key_line_round_trips_through_parse_public_key() -> None:
     """The type and base64 fields of `public_key_line` parse back to the same raw key."""
-    keytype, encoded = sshsig.public_key_line(PUB, "c").split()[:2]
-    assert sshsig.parse_public_key(keytype, encoded) == PUB
+    keytype, encoded = sshkeys.ed25519(PUB).line("c").split()[:2]
+    assert sshkeys.from_fields(keytype, encoded) == PUBKEY
 
 
 def test_public_key_line_refuses_wrong_length() -> None:
     """`public_key_line` refuses a key that is not 32 bytes."""
     with pytest.raises(ValueError, match="32 bytes"):
-        sshsig.public_key_line(PUB[:31])
+        sshkeys.ed25519(PUB[:31]).line()
 
 
 def _b64(data: bytes) -> str:
@@ -412,10 +418,9 @@ def _b64(data: bytes) -> str:
 @pytest.mark.parametrize(
     ("keytype", "encoded", "reason"),
     [
-        ("ssh-rsa", _b64(RSA_KEY), "unsupported key type 'ssh-rsa'"),
-        ("ssh-ed25519", _b64(RSA_KEY), "unsupported key type 'ssh-rsa'"),
-        ("ssh-ed25519", _b64(SK_KEY), "unsupported key type 'sk-ssh-ed25519@openssh.com'"),
-        ("sk-ssh-ed25519@openssh.com", _b64(SK_KEY), "unsupported key type"),
+        ("ssh-rsa", _b64(RSA_KEY), "key type 'ssh-rsa' is not accepted for orders"),
+        ("ssh-ed25519", _b64(RSA_KEY), "malformed key: the line says 'ssh-ed25519', the key is 'ssh-rsa'"),
+        ("ssh-ed25519", _b64(SK_KEY), "malformed key: the line says 'ssh-ed25519', the key is 'sk-ssh"),
         ("ssh-ed25519", "AAAA*AAA", "malformed key: invalid base64"),
         ("ssh-ed25519", "AAAAC3NzaC1lZDI1NTE5A", "malformed key: invalid base64"),
         ("ssh-ed25519", "ÄÄÄÄ", "malformed key: invalid base64"),
@@ -428,7 +433,7 @@ def _b64(data: bytes) -> str:
 def test_parse_public_key_rejects(keytype: str, encoded: str, reason: str) -> None:
     """`parse_public_key` raises `SignatureError` with a reason for anything but a valid Ed25519 blob."""
     with pytest.raises(SignatureError) as caught:
-        sshsig.parse_public_key(keytype, encoded)
+        sshkeys.from_fields(keytype, encoded)
     assert caught.value.reason.startswith(reason), caught.value.reason
 
 
@@ -437,12 +442,12 @@ def test_parse_public_key_rejects(keytype: str, encoded: str, reason: str) -> No
 def test_parse_public_key_raises_only_signature_error(keytype: str, encoded: str) -> None:
     """Arbitrary text as a key blob gives 32 bytes or `SignatureError`, nothing else."""
     with contextlib.suppress(SignatureError):
-        assert len(sshsig.parse_public_key(keytype, encoded)) == 32
+        assert len(sshkeys.from_fields(keytype, encoded).point) == 32
 
 
 def test_fingerprint_matches_ssh_keygen() -> None:
     """`fingerprint` is what `ssh-keygen -l` printed for this key: unpadded base64 SHA-256."""
-    assert sshsig.fingerprint(PUB) == SSH_KEYGEN_FINGERPRINT
+    assert sshkeys.ed25519(PUB).fingerprint == SSH_KEYGEN_FINGERPRINT
 
 
 # --- private key files ---
@@ -451,15 +456,15 @@ def test_fingerprint_matches_ssh_keygen() -> None:
 def test_private_key_bytes_round_trips() -> None:
     """A key written by `private_key_bytes` loads back to the same key, with or without a comment."""
     for comment in ("", "alice@example.com", "x" * 7):
-        data = sshsig.private_key_bytes(KEY, comment)
+        data = keyfiles.private_key_bytes(KEY, comment)
         assert data.startswith(b"-----BEGIN OPENSSH PRIVATE KEY-----\n")
         assert data.endswith(b"-----END OPENSSH PRIVATE KEY-----\n")
-        assert sshsig.load_private_key(data).private_bytes_raw() == KEY.private_bytes_raw()
+        assert keyfiles.load_private_key(data).private_bytes_raw() == KEY.private_bytes_raw()
 
 
 def test_private_key_bytes_is_a_pure_function() -> None:
     """`private_key_bytes` gives the same bytes for the same key and comment."""
-    assert sshsig.private_key_bytes(KEY, "c") == sshsig.private_key_bytes(KEY, "c")
+    assert keyfiles.private_key_bytes(KEY, "c") == keyfiles.private_key_bytes(KEY, "c")
 
 
 def test_load_private_key_reads_cryptography_openssh_output() -> None:
@@ -467,7 +472,7 @@ def test_load_private_key_reads_cryptography_openssh_output() -> None:
     data = KEY.private_bytes(
         serialization.Encoding.PEM, serialization.PrivateFormat.OpenSSH, serialization.NoEncryption()
     )
-    assert sshsig.load_private_key(data).private_bytes_raw() == KEY.private_bytes_raw()
+    assert keyfiles.load_private_key(data).private_bytes_raw() == KEY.private_bytes_raw()
 
 
 def _key_blob_of(data: bytes) -> bytes:
@@ -482,7 +487,7 @@ def _key_file(data: bytes) -> bytes:
 
 
 def _encrypted_key() -> bytes:
-    plain = _key_blob_of(sshsig.private_key_bytes(KEY))
+    plain = _key_blob_of(keyfiles.private_key_bytes(KEY))
     header = s(b"none") + s(b"none") + s(b"")
     assert header in plain
     return _key_file(
@@ -498,7 +503,7 @@ def _other_key(kind: str) -> bytes:
 
 
 def _tampered_private(old: bytes, new: bytes) -> bytes:
-    plain = _key_blob_of(sshsig.private_key_bytes(KEY, "comment"))
+    plain = _key_blob_of(keyfiles.private_key_bytes(KEY, "comment"))
     assert plain.count(old) == 1
     return _key_file(plain.replace(old, new))
 
@@ -515,12 +520,12 @@ def _tampered_private(old: bytes, new: bytes) -> bytes:
             "not an OpenSSH private key file",
         ),
         (_encrypted_key(), "private key is encrypted"),
-        (_other_key("rsa"), "unsupported key type 'ssh-rsa'"),
-        (_other_key("ecdsa"), "unsupported key type 'ecdsa-sha2-nistp256'"),
+        (_other_key("rsa"), "slopd signs with plain Ed25519 key files only, not 'ssh-rsa'"),
+        (_other_key("ecdsa"), "slopd signs with plain Ed25519 key files only, not 'ecdsa-sha2-nistp256'"),
         (_key_file(b"openssh-key-v2\0"), "malformed private key: bad magic"),
         (_key_file(b"openssh-key-v1\0" + s(b"none")), "malformed private key: truncated kdf"),
         (
-            _key_file(_key_blob_of(sshsig.private_key_bytes(KEY)) + b"\0"),
+            _key_file(_key_blob_of(keyfiles.private_key_bytes(KEY)) + b"\0"),
             "malformed private key: trailing data",
         ),
         (_tampered_private(b"comment\x01\x02", b"comment\x02\x02"), "malformed private key: bad padding"),
@@ -546,25 +551,25 @@ def _tampered_private(old: bytes, new: bytes) -> bytes:
 def test_load_private_key_rejects(data: bytes, reason: str) -> None:
     """`load_private_key` gives a reason for anything but an unencrypted Ed25519 key."""
     with pytest.raises(SignatureError) as caught:
-        sshsig.load_private_key(data)
+        keyfiles.load_private_key(data)
     assert caught.value.reason.startswith(reason), caught.value.reason
 
 
 def test_load_private_key_detects_mismatched_check_values() -> None:
     """Differing check values (a wrong decryption) are refused."""
-    plain = _key_blob_of(sshsig.private_key_bytes(KEY))
+    plain = _key_blob_of(keyfiles.private_key_bytes(KEY))
     section = plain.index(s(b"ssh-ed25519") + s(PUB), 60) - 8  # the private section's two check values
     tampered = plain[:section] + bytes([plain[section] ^ 1]) + plain[section + 1 :]
     with pytest.raises(SignatureError, match="check values differ"):
-        sshsig.load_private_key(_key_file(tampered))
+        keyfiles.load_private_key(_key_file(tampered))
 
 
 @settings(deadline=None, max_examples=300, suppress_health_check=[HealthCheck.too_slow])
 @given(position=st.integers(0, 2000), mask=st.integers(1, 255))
 def test_load_private_key_raises_only_signature_error(position: int, mask: int) -> None:
     """Any one-byte change to a key file loads a key or raises `SignatureError`, nothing else."""
-    plain = _key_blob_of(sshsig.private_key_bytes(KEY, "comment"))
+    plain = _key_blob_of(keyfiles.private_key_bytes(KEY, "comment"))
     position %= len(plain)
     tampered = plain[:position] + bytes([plain[position] ^ mask]) + plain[position + 1 :]
     with contextlib.suppress(SignatureError):
-        sshsig.load_private_key(_key_file(tampered))
+        keyfiles.load_private_key(_key_file(tampered))
