@@ -14,6 +14,8 @@ Rules:
 4. `await_reply` is woken by the filesystem (a watch on `outbox/`), looks once after the
    watch has begun — so a reply written before is not missed — and again at each event, with
    a look every `RECHECK` seconds in case events are lost (network filesystems).
+5. `attach` copies a file into `assets/` atomically (never replacing other bytes of that name)
+   and gives its SHA-256 reference, for `compose(assets=…)`.
 """
 
 from __future__ import annotations
@@ -26,6 +28,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from slopd.core import assets as attachments
+from slopd.core.assets import Asset
 from slopd.core.envelope import Envelope, parse, render
 from slopd.core.ids import reply_id, timestamp
 from slopd.core.vocabulary import PROTOCOL, REPLY_TYPES
@@ -53,6 +57,7 @@ def compose(
     in_reply_to: str | None = None,
     mode: str | None = None,
     slug: str | None = None,
+    assets: tuple[Asset, ...] = (),
     now: datetime | None = None,
 ) -> Envelope:
     """Rule 1."""
@@ -67,8 +72,24 @@ def compose(
         created_at=timestamp(now),
         in_reply_to=in_reply_to,
         mode=mode,
+        assets=assets,
         body=body,
     )
+
+
+def attach(hub: Hub, source: Path) -> Asset:
+    """Rule 5: copy the file `source` into `assets/` under its own name; its reference."""
+    name = source.name
+    reference, problems = attachments.parse([f"{attachments.LANE}/{name} sha256:{'0' * 64}"])
+    if problems:
+        raise ValueError(f"{source}: its name cannot be an asset name ({problems[0]})")
+    try:
+        digest = hub.add_asset(source, name)
+    except FileExistsError:
+        raise FileExistsError(
+            f"assets/{name} already holds other bytes: rename {source} and send again"
+        ) from None
+    return Asset(reference[0].name, digest)
 
 
 def drop(hub: Hub, data: bytes, *, name: str) -> Envelope:

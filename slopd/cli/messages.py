@@ -25,6 +25,12 @@ def _body(source: str | None) -> str:
 
 def send(args: argparse.Namespace) -> int:
     hub = Hub(require_hub(args.hub))
+    attached = []
+    for source in args.asset:
+        try:
+            attached.append(submit.attach(hub, Path(source)))
+        except (ValueError, FileExistsError) as error:
+            raise UsageError(str(error)) from None
     envelope = submit.compose(
         type=args.type,
         sender=args.sender,
@@ -33,6 +39,7 @@ def send(args: argparse.Namespace) -> int:
         in_reply_to=args.in_reply_to,
         mode=args.mode,
         slug=args.slug,
+        assets=tuple(attached),
     )
     try:
         submit.submit(hub, envelope)

@@ -102,6 +102,8 @@ def _envelope_commands(command: Command) -> None:
     sub.add_argument("--mode", choices=MODES)
     sub.add_argument("--slug", help="a few words for the id")
     sub.add_argument("--wait", type=float, metavar="SECS", help="print the terminal reply")
+    text = "copy FILE into assets/ and reference it by its SHA-256 (repeatable)"
+    sub.add_argument("--asset", action="append", default=[], metavar="FILE", help=text)
     sub.add_argument("file", nargs="?", metavar="FILE|-", help="the body (- for stdin)")
 
     sub = command("validate", "slopd.cli.envelopes:validate", "lint envelopes as the daemon would")

@@ -7,7 +7,8 @@ Rules (SPEC §3):
    field rules are all checked and all reported together.
 3. Values keep the exact text written: `created_at` is the string, never a datetime; an id keeps
    its case, and `key` is its lower-case form, the one ids are compared by (SPEC §3).
-4. Unknown keys are kept in `extra` and never influence routing.
+4. Unknown keys are kept in `extra` and never influence routing; `assets` is read by
+   `core.assets`.
 5. What the seeds' own examples leave out or leave as a template is not an error: `created_at`
    may be absent (None; the order verifier requires it in `authorized/`), and an `in_reply_to`
    still holding the seed's placeholder (`<prior-handoff-id>`) on a message that needs no
@@ -23,7 +24,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from slopd.core import assets as attachments
 from slopd.core import strictyaml
+from slopd.core.assets import Asset
 from slopd.core.vocabulary import MAX_ENVELOPE_BYTES, MODES, PROTOCOL, REPLY_TYPES, TYPES
 
 KNOWN_KEYS = (
@@ -37,6 +40,7 @@ KNOWN_KEYS = (
     "auth",
     "mode",
     "action",
+    "assets",
 )
 REQUIRED_KEYS = ("protocol", "id", "type", "from", "to")
 BOM = b"\xef\xbb\xbf"
@@ -84,6 +88,7 @@ class Envelope:
     auth: str = "none"
     mode: str | None = None
     action: str | None = None
+    assets: tuple[Asset, ...] = ()
     body: str = ""
     extra: Mapping[str, Any] = field(default_factory=dict)
 
@@ -114,6 +119,8 @@ class Envelope:
             known["mode"] = self.mode
         if self.action is not None:
             known["action"] = self.action
+        if self.assets:
+            known["assets"] = [asset.reference for asset in self.assets]
         return known | dict(self.extra)
 
 
@@ -304,6 +311,10 @@ def _validate(headers: dict[str, Any], body: str) -> Envelope:
             reasons.append(f"auth: sidecar must be {rule}, got {_show(auth)}")
         elif len(set(names)) != len(names):
             reasons.append(f"auth: a sidecar is listed twice, got {_show(auth)}")
+    assets: tuple[Asset, ...] = ()
+    if "assets" in headers:
+        assets, problems = attachments.parse(headers["assets"])
+        reasons.extend(problems)
     if reasons:
         raise EnvelopeError(reasons, id=id_, sender=sender)
     assert protocol and id_ and kind and sender and to  # noqa: PT018  # for mypy
@@ -318,6 +329,7 @@ def _validate(headers: dict[str, Any], body: str) -> Envelope:
         auth=auth or "none",
         mode=mode,
         action=action,
+        assets=assets,
         body=body,
         extra={key: value for key, value in headers.items() if key not in KNOWN_KEYS},
     )

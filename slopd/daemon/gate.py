@@ -1,4 +1,5 @@
-"""The gate in front of `authorized/`: which orders wait for their signature, and their verdicts.
+"""The gate in front of execution: orders waiting for their signatures, envelopes waiting for
+their attachments, and the verdicts on both.
 
 Rules:
 1. An order is held — not rejected — while any sidecar it names has not arrived, until
@@ -9,6 +10,10 @@ Rules:
    is answered as a signature without an order.
 4. The signature is read once, bounded, never through a link; the verdict comes from the
    pure verifier (`core.orders.check`) over the very bytes that were read as the order.
+5. An envelope (any lane) whose listed assets have not all arrived is held the same way, looked
+   at again every `ASSET_POLL` seconds (the assets folder is not watched); after the grace, or
+   at once for a file that is there but not the one referenced, it is refused naming it
+   (`core.assets.check`).
 """
 
 from __future__ import annotations
@@ -17,20 +22,21 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
-from slopd.core import orders, sshsig
+from slopd.core import assets, orders, sshsig
 from slopd.core.envelope import Envelope
 from slopd.core.verdicts import Invalid, Verification
 from slopd.shell.fs import Contents
 from slopd.shell.lanes import Hub
 
 LANE = "authorized"
+ASSET_POLL = 1.0
 
 
 @dataclass(frozen=True, slots=True)
 class Hold:
-    """Not yet: look again at `until` (monotonic seconds), or when the sidecar arrives."""
+    """Not yet: look again at `until` (monotonic seconds), or when a sidecar arrives."""
 
-    sidecar: str
+    missing: str  # what it waits for, named for the log
     until: float
     first: bool
 
@@ -40,6 +46,7 @@ class Gate:
         self.hub, self.trust, self.grace, self.clock = hub, trust, grace, clock
         self._first_seen: dict[str, float] = {}
         self._waiting: dict[str, str] = {}  # sidecar -> the order waiting for it
+        self._assets_seen: dict[tuple[str, str], float] = {}
 
     def _seen(self, name: str, now: float) -> tuple[float, bool]:
         first = name not in self._first_seen
@@ -63,6 +70,40 @@ class Gate:
                 return Hold(", ".join(missing), since + self.grace, first)
         self.forget(name)
         return orders.check(envelope, message, signatures, self.trust, self.clock())
+
+    def attachments(self, lane: str, name: str, envelope: Envelope, now: float) -> Hold | Invalid | None:
+        """Rule 5: hold `lane/name` for its assets, refuse it for one, or None when all are here."""
+        missing = []
+        for asset in envelope.assets:
+            found = self._digest(asset.name)
+            if found is None:
+                missing.append(f"{assets.LANE}/{asset.name}")
+                continue
+            reason = assets.check(asset, *found)
+            if reason is not None:
+                self._assets_seen.pop((lane, name), None)
+                return Invalid(reason)
+        if not missing:
+            self._assets_seen.pop((lane, name), None)
+            return None
+        first = (lane, name) not in self._assets_seen
+        since = self._assets_seen.setdefault((lane, name), now)
+        if now < since + self.grace:
+            return Hold(", ".join(missing), min(since + self.grace, now + ASSET_POLL), first)
+        self._assets_seen.pop((lane, name), None)
+        return Invalid(f"{', '.join(missing)} did not arrive within {self.grace:g} s")
+
+    def _digest(self, name: str) -> tuple[str | None, str | None] | None:
+        """An asset's (digest, None) or (None, why it cannot be read); None while it is absent."""
+        try:
+            found = self.hub.digest(assets.LANE, name)
+        except OSError:  # assets/ itself is missing (made again at the next scan)
+            return None
+        if isinstance(found, str):
+            return found, None
+        if found.stat is None and not self.hub.exists(assets.LANE, name):
+            return None
+        return None, found.reason
 
     def forget(self, name: str) -> None:
         self._first_seen.pop(name, None)

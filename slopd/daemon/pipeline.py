@@ -8,8 +8,9 @@ Rules:
    (or, unreadable, of its stat), so a crash mid-answer resumes the same answer.
 3. A valid envelope's ledger row, if any, picks the step (`core.lifecycle.step`).
 4. A new or resumed envelope addressed to another watcher is left quiet without being verified;
-   in `authorized/` the order is then held for its signature or verified (`daemon.gate`),
-   and `core.routing.decide` runs once, with the verdict.
+   in `authorized/` the order is then held for its signatures or verified, and any envelope
+   listing assets is held for them or refused for one (`daemon.gate`); `core.routing.decide`
+   runs once, with the verdict.
 5. A signature alone in `authorized/` waits for its order for the grace, is finished after a
    cut-short move, follows an order already archived, or is refused once the grace is over.
 """
@@ -22,8 +23,8 @@ from slopd.core.envelope import Envelope, EnvelopeError, parse
 from slopd.core.lifecycle import Seen, Status, Step, step
 from slopd.core.names import Kind, order_of
 from slopd.core.outcome import INTERRUPTED
-from slopd.core.routing import Lane, Leave, decide, elsewhere
-from slopd.core.verdicts import Valid
+from slopd.core.routing import Lane, Leave, Reject, decide, elsewhere
+from slopd.core.verdicts import Invalid, Valid
 from slopd.daemon import plans
 from slopd.daemon.gate import Hold
 from slopd.daemon.parts import Parts
@@ -139,18 +140,34 @@ class Pipeline:
             examined = parts.gate.examine(input.name, envelope, data, now)
             if isinstance(examined, Hold):
                 if examined.first:
-                    input.log.info("envelope.held", reason=f"waiting for its signature {examined.sidecar}")
+                    input.log.info("envelope.held", reason=f"waiting for its signatures {examined.missing}")
                 return plans.Wait(entry.signature, examined.until)
             verdict = examined
-            if isinstance(verdict, Valid):
-                input.log.info(
-                    "order.verified", principal=verdict.principal, key=verdict.fingerprint, line=verdict.line
-                )
-            else:
-                input.log.warning("order.rejected", reason=verdict.reason)
+        refused: Invalid | None = None
+        if envelope.assets and not isinstance(verdict, Invalid):
+            attached = parts.gate.attachments(input.lane, input.name, envelope, now)
+            if isinstance(attached, Hold):
+                if attached.first:
+                    input.log.info("envelope.held", reason=f"waiting for its assets {attached.missing}")
+                return plans.Wait(entry.signature, attached.until)
+            refused = attached
+        if isinstance(verdict, Valid):
+            others = list(verdict.cosigners)
+            input.log.info(
+                "order.verified",
+                principal=verdict.principal,
+                key=verdict.fingerprint,
+                line=verdict.line,
+                cosigners=others,
+            )
+        elif verdict is not None:
+            input.log.warning("order.rejected", reason=verdict.reason)
+        sent = row.replies if row is not None else ()
+        if refused is not None:
+            input.log.warning("assets.rejected", reason=refused.reason)
+            return plans.Perform(input, envelope, Reject(refused.reason), sent, new=row is None, sha256=sha)
         decision = decide(envelope, Lane(input.lane), parts.policy, verdict)
         assert not isinstance(decision, Leave)
-        sent = row.replies if row is not None else ()
         return plans.Perform(input, envelope, decision, sent, new=row is None, sha256=sha)
 
     def _signature(self, input: Input, entry: Entry, now: float) -> plans.Plan:

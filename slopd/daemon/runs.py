@@ -10,6 +10,9 @@ Rules:
    folder is removed once the reply is committed.
 4. `executing` is committed on its own just before the process starts (`before_start`), and a
    run's outcome is committed on its own (`finished`) before any reply is written for it.
+5. An execution's assets are copied into `assets/` of its run folder while being hashed, and
+   those copies are what `SLOP_ASSETS` lists (one absolute path per line): a file swapped after
+   it was verified is refused, not run on.
 """
 
 from __future__ import annotations
@@ -18,8 +21,8 @@ import shutil
 from collections.abc import Callable, Hashable
 from pathlib import Path
 
+from slopd.core import assets, replies, summary
 from slopd.core import outcome as outcomes
-from slopd.core import replies, summary
 from slopd.core.envelope import Envelope, to_json
 from slopd.core.outcome import RunResult
 from slopd.core.targets import EXECUTOR, Target, TargetKind
@@ -94,6 +97,9 @@ class Runs:
         shutil.rmtree(run_dir, ignore_errors=True)
         out_dir = run_dir / "out"
         out_dir.mkdir(parents=True)
+        attached = self._attach(envelope, run_dir / "assets") if job.target is not None else []
+        if isinstance(attached, str):
+            return RunResult(exit_code=None, stdout=b"", stderr_tail=b"", start_error=attached)
         slop = {
             "SLOP_ID": envelope.id,
             "SLOP_FROM": envelope.sender,
@@ -101,6 +107,7 @@ class Runs:
             "SLOP_TYPE": envelope.type,
             "SLOP_HUB": str(self.parts.hub.root),
             "SLOP_OUT_DIR": str(out_dir),
+            "SLOP_ASSETS": "\n".join(str(path) for path in attached),
         }
         return self.parts.runner(
             argv,
@@ -110,6 +117,22 @@ class Runs:
             cwd=Path(cwd) if cwd else run_dir,
             cancel=job.cancel,
         )
+
+    def _attach(self, envelope: Envelope, folder: Path) -> list[Path] | str:
+        """Rule 5: copy each asset into the run folder, hashing the bytes copied; the reason when
+        one changed since it was verified."""
+        copied = []
+        if envelope.assets:
+            folder.mkdir()
+        for asset in envelope.assets:
+            target = folder / asset.name
+            found = self.parts.hub.digest(assets.LANE, asset.name, copy_to=target)
+            digest, problem = (found, None) if isinstance(found, str) else (None, found.reason)
+            reason = assets.check(asset, digest, problem)
+            if reason is not None:
+                return f"{reason} (it changed after it was verified; nothing was run)"
+            copied.append(target)
+        return copied
 
     def finished(self, job: Job) -> Plan:
         """On the main loop: what a finished job comes to (rule 4 for executions)."""

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from slopd.core.envelope import EnvelopeError, parse
 from slopd.core.layout import INPUT_LANES, LOCK_FILE, LOG_FILE
 from slopd.core.names import Kind, classify
+from slopd.core.vocabulary import MAX_ENVELOPE_BYTES
+from slopd.shell.fs import Contents
 from slopd.shell.lanes import Hub
 from slopd.shell.ledger import Ledger
 
@@ -27,10 +31,18 @@ def _lanes(hub: Hub) -> dict[str, Any]:
         try:
             entries = hub.scan(lane)
         except OSError as error:
-            lanes[lane] = {"error": str(error), "waiting": [], "held": [], "ignored": 0, "unrecognized": []}
+            lanes[lane] = {
+                "error": str(error),
+                "waiting": [],
+                "held": [],
+                "missing": {},
+                "ignored": 0,
+                "unrecognized": [],
+            }
             continue
         names = {entry.name for entry in entries}
         waiting, held, ignored, other = [], [], 0, []
+        missing: dict[str, list[str]] = {}
         for entry in entries:
             kind = classify(entry.name, lane=lane)
             if kind is Kind.IGNORED:
@@ -39,12 +51,30 @@ def _lanes(hub: Hub) -> dict[str, Any]:
                 other.append(_shown(entry.name))
             elif kind is Kind.SIDECAR:
                 continue
-            elif lane == "authorized" and f"{entry.name}.sig" not in names:
+            elif lane == "authorized" and (absent := _missing_signatures(hub, entry.name, names)):
                 held.append(_shown(entry.name))
+                missing[_shown(entry.name)] = [_shown(name) for name in absent]
             else:
                 waiting.append(_shown(entry.name))
-        lanes[lane] = {"waiting": waiting, "held": held, "ignored": ignored, "unrecognized": other}
+        lanes[lane] = {
+            "waiting": waiting,
+            "held": held,
+            "missing": missing,
+            "ignored": ignored,
+            "unrecognized": other,
+        }
     return lanes
+
+
+def _missing_signatures(hub: Hub, name: str, present: set[str]) -> list[str]:
+    """The sidecars an order in `authorized/` names that are not in the lane yet (its own
+    `NAME.sig` when it cannot be read as an envelope)."""
+    contents = hub.read("authorized", name, MAX_ENVELOPE_BYTES)
+    sidecars: tuple[str, ...] = (f"{name}.sig",)
+    if isinstance(contents, Contents):
+        with contextlib.suppress(EnvelopeError):
+            sidecars = parse(contents.data, name=name).sidecars
+    return [sidecar for sidecar in sidecars if sidecar not in present]
 
 
 def last_error(log_file: Path) -> dict[str, Any] | None:
@@ -121,10 +151,13 @@ def render(report: dict[str, Any]) -> str:
         waiting, held = info["waiting"], info["held"]
         counts = f"{len(waiting)} waiting, {info['ignored']} ignored (temporary names)"
         if lane == "authorized":
-            counts += f", {len(held)} held (signature not here yet)"
+            counts += f", {len(held)} held (waiting for signatures)"
         lines.append(f"{lane + ':':8} {counts}")
         lines.extend(f"           {name}" for name in waiting[:LISTED])
-        lines.extend(f"           {name}  (held: waiting for {name}.sig)" for name in held[:LISTED])
+        lines.extend(
+            f"           {name}  (held: waiting for {', '.join(info['missing'].get(name, []))})"
+            for name in held[:LISTED]
+        )
         if len(waiting) > LISTED:
             lines.append(f"           … and {len(waiting) - LISTED} more")
         if info["unrecognized"]:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import hashlib
 import os
 import stat
 import sys
@@ -102,6 +103,32 @@ def _read_open(fd: int, limit: int) -> Contents | Unreadable:
     return Contents(data, status)
 
 
+def digest(dir_fd: int, name: str, *, copy_to: Path | None = None) -> str | Unreadable:
+    """The SHA-256 of the regular file `name` (never through a link), read in chunks, any size;
+    with `copy_to`, the very bytes hashed are also written there (a new file)."""
+    try:
+        fd = os.open(name, _READ_FLAGS, dir_fd=dir_fd)
+    except FileNotFoundError:
+        return Unreadable("does not exist", None)
+    except OSError as error:
+        return Unreadable(f"cannot be opened ({error.strerror}); only regular files are read", None)
+    try:
+        status = os.fstat(fd)
+        if not stat.S_ISREG(status.st_mode):
+            return Unreadable(f"is {describe(status.st_mode)}; only regular files are read", status)
+        hasher = hashlib.sha256()
+        with open(copy_to, "xb") if copy_to is not None else contextlib.nullcontext() as writer:
+            while chunk := os.read(fd, _CHUNK):
+                hasher.update(chunk)
+                if writer is not None:
+                    writer.write(chunk)
+        return hasher.hexdigest()
+    except OSError as error:
+        return Unreadable(f"cannot be read: {error.strerror}", None)
+    finally:
+        os.close(fd)
+
+
 def exists_at(dir_fd: int, name: str) -> bool:
     """Whether `name` is an entry of the directory `dir_fd` (a link is not followed)."""
     try:
@@ -174,6 +201,22 @@ class Staged:
             with contextlib.suppress(OSError):
                 os.unlink(self.temp, dir_fd=self.dir_fd)
         self.close()
+
+
+def stage_copy(dir_fd: int, name: str, source: Path) -> tuple[Staged, str]:
+    """Copy the file `source` (any size) to a new temporary file beside `name`, as `stage` does;
+    with the SHA-256 of the bytes copied."""
+    staged = stage(dir_fd, name, b"")
+    hasher = hashlib.sha256()
+    try:
+        with open(source, "rb") as reader:
+            while chunk := reader.read(_CHUNK):
+                hasher.update(chunk)
+                write_all(staged.fd, chunk)
+    except BaseException:
+        staged.discard()
+        raise
+    return staged, hasher.hexdigest()
 
 
 def stage(dir_fd: int, name: str, data: bytes, *, mode: int = 0o644) -> Staged:

@@ -135,6 +135,21 @@ class Hub:
         """Read an input once; a symlink, special file, hard link or oversize file is refused."""
         return fs.read_once(name, limit, dir_fd=self.lane_fd(lane))
 
+    def digest(self, lane: str, name: str, *, copy_to: Path | None = None) -> str | fs.Unreadable:
+        """The SHA-256 of a shared file (an asset), any size, never through a link (`fs.digest`)."""
+        return fs.digest(self.lane_fd(lane), name, copy_to=copy_to)
+
+    def add_asset(self, source: Path, name: str) -> str:
+        """Copy `source` into `assets/NAME` atomically, returning its SHA-256. The same bytes
+        already there are kept; other bytes under that name are FileExistsError."""
+        staged, digest = fs.stage_copy(self._writable_fd("assets"), name, source)
+        try:
+            fs.commit([staged], replace=False)
+        except FileExistsError:
+            if self.digest("assets", name) != digest:
+                raise
+        return digest
+
     def read_path(self, relative: str, limit: int) -> fs.Contents | fs.Unreadable:
         """Read a hub-relative path (an archived copy) the same way, from the hub's own fd."""
         return fs.read_once(relative, limit, dir_fd=self._root_fd)
