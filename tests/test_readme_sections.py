@@ -1,0 +1,64 @@
+"""The README's "Two-person approval" and "Signing with a security key" sections, as written.
+
+The two-person block runs end to end in a fresh directory with the installed `slopd`. The
+security-key block needs a physical key to enrol and to sign, so it is checked as far as a
+machine without one can: it is valid shell, and the config it tells the user to write is one
+slopd accepts, with the action requiring a touch.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from slopd.shell.config import parse
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def shell_block(heading: str) -> str:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split(f"## {heading}\n", 1)[1].split("\n## ", 1)[0]
+    (block,) = re.findall(r"```sh\n(.*?)```", section, re.DOTALL)
+    return str(block)
+
+
+def test_the_two_person_approval_block_runs_and_releases_once(tmp_path: Path) -> None:
+    """Two humans sign one order; `slopd verify` accepts it; the daemon runs the action once and
+    archives the order with both sidecars."""
+    env = dict(os.environ, HOME=str(tmp_path), TMPDIR=str(tmp_path))
+    env["PATH"] = f"{Path(sys.executable).parent}:{env['PATH']}"
+    result = subprocess.run(
+        ["bash", "-c", "set -euo pipefail\n" + shell_block("Two-person approval") + "\npwd\n"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    assert "good signature by alice@example.com" in result.stdout
+    assert "with bob@example.com (SHA256:" in result.stdout
+    assert "released by two humans" in result.stdout
+    workdir = Path(result.stdout.strip().splitlines()[-1])
+    archived = sorted(path.name for path in (workdir / "hub" / "archive").glob("*/*"))
+    assert archived == ["order.md", "order.md.bob.sig", "order.md.sig"]
+
+
+def test_the_security_key_block_is_valid_shell_and_its_config_is_accepted() -> None:
+    """`bash -n` accepts the block, and the `[actions.deploy]` it shows parses with `require`."""
+    block = shell_block("Signing with a security key")
+    checked = subprocess.run(["bash", "-n"], input=block, capture_output=True, text=True, check=False)
+    assert checked.returncode == 0, checked.stderr
+    toml = "\n".join(
+        line.removeprefix("#      ").split("  #")[0]
+        for line in block.splitlines()
+        if line.startswith("#      ")
+    )
+    config = parse(toml)
+    assert config.actions["deploy"].require == "touch"
+    assert "ssh-keygen -t ed25519-sk" in block
+    assert "ssh-keygen -Y sign -f ~/.ssh/id_ed25519_sk -n slop" in block
