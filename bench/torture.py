@@ -147,7 +147,11 @@ class Lab:
             directory.mkdir(parents=True)
         self.executor_journal.parent.mkdir()
         made = subprocess.run(
-            [*SLOPD, "init", str(self.hub)], env=self.env, capture_output=True, text=True, check=False
+            [*SLOPD, "init", "--home", "watcher:torture", str(self.hub)],
+            env=self.env,
+            capture_output=True,
+            text=True,
+            check=False,
         )
         if made.returncode != 0:
             raise RuntimeError(f"slopd init failed: {made.stderr}")

@@ -192,7 +192,8 @@ def fixture_hub(tmp_path: Path) -> HubDir:
     for key in ("NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID"):
         env.pop(key, None)
     made = HubDir(root=root, state=tmp_path / "state", config=tmp_path / "config.toml", env=env)
-    result = made.slopd("init", str(root))
+    # No home recorded: the first daemon started claims the hub (whatever names its config gives).
+    result = made.slopd("init", "--no-home", str(root))
     assert result.returncode == 0, result.stderr
     return made
 

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from slopd.shell.defaults import default_names
 from tests.conftest import SLOPD, HubDir, body_of, envelope_text, front_matter, wait_for
 
 ID_RULE = re.compile(r"[a-z0-9][a-z0-9._:-]{0,127}")
@@ -29,7 +30,8 @@ def _is_valid_id(value: str) -> bool:
 
 
 def test_init_creates_every_lane_and_the_guide(tmp_path: Path, hub: HubDir) -> None:
-    """`slopd init` makes inbox, authorized, outbox, archive, assets, notes and HUB.md."""
+    """`slopd init` makes inbox, authorized, outbox, archive, assets, notes, HUB.md and the hub
+    file naming this machine's watcher as home."""
     root = tmp_path / "fresh"
     result = hub.slopd("init", str(root))
     assert result.returncode == 0, result.stderr
@@ -38,8 +40,9 @@ def test_init_creates_every_lane_and_the_guide(tmp_path: Path, hub: HubDir) -> N
         assert str(root / lane) in result.stdout
     assert (root / "HUB.md").is_file()
     assert sorted(path.name for path in root.iterdir()) == sorted(
-        ["inbox", "authorized", "outbox", "archive", "assets", "notes", "HUB.md"]
+        ["inbox", "authorized", "outbox", "archive", "assets", "notes", "HUB.md", ".slopd"]
     )
+    assert f'home = "{default_names()[1]}"' in (root / ".slopd" / "hub.toml").read_text()
 
 
 def test_hub_guide_explains_envelopes_types_modes_and_replies(hub: HubDir) -> None:
@@ -92,7 +95,7 @@ def test_init_again_changes_nothing(hub: HubDir) -> None:
     before = {path: (path.read_bytes(), path.stat().st_mtime_ns) for path in watched}
     listing = sorted(str(path.relative_to(hub.root)) for path in hub.root.rglob("*"))
 
-    result = hub.slopd("init", str(hub.root))
+    result = hub.slopd("init", "--no-home", str(hub.root))
 
     assert result.returncode == 0, result.stderr
     assert "nothing changed" in result.stdout

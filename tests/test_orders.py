@@ -166,7 +166,7 @@ def new_hub(tmp: Path) -> HubDir:
     for key in ("NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID"):
         env.pop(key, None)
     made = HubDir(root=tmp / "hub", state=tmp / "state", config=tmp / "config.toml", env=env)
-    result = made.slopd("init", str(made.root))
+    result = made.slopd("init", "--no-home", str(made.root))
     assert result.returncode == 0, result.stderr
     return made
 

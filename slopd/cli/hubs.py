@@ -1,4 +1,4 @@
-"""Commands that read or set up a hub and its state dir: `init`, `status`, `tail`, `notes`."""
+"""Commands that read or set up a hub and its state dir: `init`, `hub home`, `status`, `tail`, `notes`."""
 
 from __future__ import annotations
 
@@ -7,13 +7,13 @@ import json
 import sys
 from pathlib import Path
 
-from slopd.core import guide
+from slopd.core import guide, home
 from slopd.core.errors import UsageError
 from slopd.core.layout import LEDGER_FILE, LOG_FILE
 from slopd.core.vocabulary import MAX_ENVELOPE_BYTES
 from slopd.ops import status as status_view
 from slopd.ops import tail as tail_view
-from slopd.shell import lock
+from slopd.shell import hubfile, lock
 from slopd.shell.defaults import default_names, state_dir
 from slopd.shell.lanes import Hub, require_hub
 from slopd.shell.lanes import init as init_hub
@@ -27,11 +27,28 @@ def _ledger(state: Path) -> Ledger | None:
 
 def init(args: argparse.Namespace) -> int:
     root = Path(args.hub)
+    name = args.home or home.specific_name(default_names())
+    if not home.valid_name(name):
+        raise UsageError(f"--home {name!r}: must be watcher:NAME (NAME of A-Z a-z 0-9 . _ @ -)")
     made = init_hub(root, guide.render(names=default_names(), max_bytes=MAX_ENVELOPE_BYTES))
+    if not args.no_home and hubfile.claim(root, name):
+        made.append(f"{root / home.FOLDER / home.HUB_FILE} (home watcher: {name})")
     for path in made:
         print(f"created {path}")
     if not made:
         print(f"{root}: already a hub; nothing changed")
+    return 0
+
+
+def hub_home(args: argparse.Namespace) -> int:
+    """`slopd hub home --hub HUB watcher:NAME`: a human moves the home (SPEC §7)."""
+    root = require_hub(args.hub)
+    if not home.valid_name(args.name):
+        raise UsageError(f"{args.name!r}: must be watcher:NAME (NAME of A-Z a-z 0-9 . _ @ -)")
+    before, _problem = hubfile.read_home(root)
+    hubfile.write_home(root, args.name)
+    print(f"{root}: home watcher {before or '(none)'} -> {args.name}")
+    print("reload every slopd watching this hub (systemctl --user reload slopd, or kill -HUP its pid)")
     return 0
 
 

@@ -57,6 +57,18 @@ def _hub_and_state(sub: argparse.ArgumentParser) -> None:
 def _hub_commands(command: Command) -> None:
     sub = command("init", "slopd.cli.hubs:init", "create the lanes and HUB.md (changes nothing that exists)")
     sub.add_argument("hub", metavar="HUB")
+    homing = sub.add_mutually_exclusive_group()
+    text = "the hub's home watcher, the one that answers `watcher` (default: watcher:THIS-HOST)"
+    homing.add_argument("--home", metavar="watcher:NAME", help=text)
+    text = "record no home: the first watcher that starts on the hub claims it"
+    homing.add_argument("--no-home", action="store_true", help=text)
+
+    sub = command("hub", "slopd.cli.hubs:hub_home", "the hub's own settings: `slopd hub home`")
+    verbs = sub.add_subparsers(dest="verb", required=True)
+    text = "move the hub's home watcher (then reload every slopd watching the hub)"
+    verb = verbs.add_parser("home", help=text, description=text)
+    verb.add_argument("--hub", required=True, help="the hub folder")
+    verb.add_argument("name", metavar="watcher:NAME")
 
     sub = command("run", "slopd.cli.daemon:run", "run the daemon on a hub")
     _hub_and_state(sub)

@@ -31,6 +31,11 @@ from slopd.core.wire import SignatureError
 
 _TIME = re.compile(r"([0-9]{8}|[0-9]{12}|[0-9]{14})((?i:z|utc)?)")
 _KEY_TYPE = re.compile(r"(?:ssh-|ecdsa-|sk-|rsa-|webauthn-)\S+")
+# A first field that is a key type OpenSSH knows, not a principal that merely starts like one.
+_KNOWN_KEY_TYPE = re.compile(
+    r"(?:ssh-(?:ed25519|ed448|rsa|dss|mldsa\S*)|ecdsa-sha2-nistp(?:256|384|521)"
+    r"|(?:webauthn-)?sk-\S+@openssh\.com|rsa-sha2-(?:256|512))(?:-cert-v01@openssh\.com)?"
+)
 _CERT_AUTHORITY = re.compile(r"(?:^|,)cert-authority(?:,|=|$)", re.IGNORECASE)
 _TIME_OPTIONS = ("valid-after", "valid-before")
 _MAX_SUBPATTERN = 1023  # match_pattern_list: a longer subpattern never matches
@@ -122,7 +127,7 @@ def _parse_line(number: int, line: str, local_zone: tzinfo) -> Entry | Skipped |
     if not text or text.startswith("#"):
         return None
     principals, rest = _field(text, number)
-    if _KEY_TYPE.fullmatch(principals):
+    if _KNOWN_KEY_TYPE.fullmatch(principals):
         raise AllowedSignersError(number, "missing principals: the line starts with a key")
     if principals.startswith('"') and principals.endswith('"') and len(principals) >= 2:
         principals = principals[1:-1]

@@ -1,7 +1,9 @@
 """Routing (SPEC §4): what to do with one valid, new envelope. Pure and total.
 
 Rules, in order — the first that applies decides:
-1. Addressed to another watcher (`watcher:X` not among ours): `Leave` it in place.
+1. Addressed to another watcher (`watcher:X` not among ours), or — on a watcher that is not
+   the hub's home (`core.home`) — to anything but its own specific names and its seats:
+   `Leave` it in place.
 2. In `authorized/`: a failed verification is `Reject`ed with its reason; a verified order
    must be an `instigate`; asking for discussion makes it `Discuss`; otherwise it must name a
    configured `action`, which it `Execute`s. Nothing else ever runs an action.
@@ -22,6 +24,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from slopd.core.envelope import Envelope, wants_discussion
+from slopd.core.home import GENERIC
 from slopd.core.targets import EXECUTOR, Target, TargetKind
 from slopd.core.verdicts import Valid, Verification
 from slopd.core.vocabulary import REPLY_TYPES
@@ -42,6 +45,7 @@ class Policy:
     executor: bool
     seats: frozenset[str] = frozenset()
     actions: frozenset[str] = frozenset()
+    home: bool = True  # the hub's home watcher: answers `watcher`, `human` and the rest
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,6 +139,8 @@ def elsewhere(envelope: Envelope, policy: Policy) -> Leave | None:
     to = envelope.to
     if to.startswith("watcher:") and to not in policy.names:
         return Leave(f"addressed to {to}, another watcher")
+    if not policy.home and not ((to in policy.names and to not in GENERIC) or to in policy.seats):
+        return Leave(f"addressed to {to}, which the hub's home watcher answers (this one is not home)")
     return None
 
 

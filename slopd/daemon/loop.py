@@ -12,7 +12,8 @@ Rules:
    never holds back the others. Finished jobs and start-up recovery are batches of one.
 4. An input never crashes the loop: an unexpected failure is logged and the file stays in its
    lane for the next full scan.
-5. SIGHUP reloads the config (an invalid one is logged and the old one kept); SIGTERM stops
+5. SIGHUP reloads the config (an invalid one is logged and the old one kept) and decides the
+   home watcher again (`daemon.homing`), which also refreshes this watcher's presence; SIGTERM stops
    taking work, lets running jobs finish for `grace` seconds, then cancels them.
 """
 
@@ -28,6 +29,7 @@ from slopd.daemon import plans
 from slopd.daemon.arrivals import Arrivals
 from slopd.daemon.batch import Batch, Where
 from slopd.daemon.effects import Effects
+from slopd.daemon.homing import Homing
 from slopd.daemon.parts import Parts
 from slopd.daemon.pipeline import Pipeline
 from slopd.daemon.recovery import Recoveries
@@ -50,6 +52,7 @@ class Daemon:
         self.recoveries = Recoveries(parts)
         self.pipeline = Pipeline(parts, self.recoveries)
         self.effects = Effects(parts, self.runs)
+        self.homing = Homing(parts)
         self.systemd = SystemdNotifier()
         self._reload_requested = self._rescan_requested = False
         self._last_status = ""
@@ -66,6 +69,7 @@ class Daemon:
         self, *, stop: threading.Event, once: bool = False, grace: float = 30.0, polling: bool = False
     ) -> None:
         """Recover, then scan and serve until `stop` (or, with `once`, until nothing is left)."""
+        self.homing.resolve()
         self.recover()
         if not once:
             self.arrivals.watch(polling=polling)
@@ -88,6 +92,7 @@ class Daemon:
                 if once and self._drained():
                     break
                 self._report_health()
+                self.homing.tick(time.monotonic())
                 next_scan = self._wait(next_scan)
         finally:
             self.arrivals.stop()
@@ -106,6 +111,7 @@ class Daemon:
             self.parts.intake.next_deadline(),
             self.parts.notifier.tick(now),
             self.systemd.ping_due(now),
+            self.homing.next_presence,
         )
         self.wakeup.wait(timeout=max(deadline - time.monotonic(), 0.0))
         self.wakeup.clear()
@@ -236,6 +242,7 @@ class Daemon:
         parts.intake.settle = config.settle
         parts.gate.trust, parts.gate.grace = trust, config.auth.sig_grace
         warn_skipped(parts.log, config, trust)
+        self.homing.resolve()
         self.runs.reconfigure(config)
         parts.intake.release_all()
         self._rescan_requested = True

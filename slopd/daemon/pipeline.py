@@ -13,6 +13,9 @@ Rules:
    runs once, with the verdict.
 5. A signature alone in `authorized/` waits for its order for the grace, is finished after a
    cut-short move, follows an order already archived, or is refused once the grace is over.
+6. On a watcher that is not the hub's home (`core.home`) nothing is refused: an invalid or
+   unreadable file, or a lone signature, is left for the home watcher to answer.
+7. A new id whose reply another watcher has already written in `outbox/` is left alone.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from __future__ import annotations
 import hashlib
 
 from slopd.core.envelope import Envelope, EnvelopeError, parse
+from slopd.core.ids import reply_id
 from slopd.core.lifecycle import Seen, Status, Step, step
 from slopd.core.names import Kind, order_of
 from slopd.core.outcome import INTERRUPTED
@@ -30,10 +34,11 @@ from slopd.daemon.gate import Hold
 from slopd.daemon.parts import Parts
 from slopd.daemon.plans import Input
 from slopd.daemon.recovery import Recoveries
-from slopd.shell.fs import Unreadable
+from slopd.shell.fs import Contents, Unreadable
 from slopd.shell.lanes import Entry
 from slopd.shell.ledger import Row
 
+_REPLY_BYTES = 1 << 20
 _BAD_NAME = "has a name that is not valid UTF-8, is over 255 bytes, or has control characters"
 
 
@@ -47,8 +52,14 @@ class Pipeline:
         if kind is Kind.SIDECAR:
             return self._signature(input, entry, now)
         if kind is Kind.BAD_NAME:
-            return self._unreadable(input, entry, _BAD_NAME)
+            return self._refuse(self._unreadable(input, entry, _BAD_NAME), entry)
         return self._envelope(input, entry, now)
+
+    def _refuse(self, refusal: plans.Refuse, entry: Entry) -> plans.Plan:
+        """Rule 6: only the home watcher answers what cannot be routed; the others leave it."""
+        if self.parts.policy.home:
+            return refusal
+        return plans.Quiet(entry.signature)
 
     def _envelope(self, input: Input, entry: Entry, now: float) -> plans.Plan:
         """Rules 1 and 2: read it once, then parse it."""
@@ -62,7 +73,7 @@ class Pipeline:
             if contents.stat is None and not hub.exists(lane, name):
                 input.log.debug("envelope.vanished")  # renamed away or deleted since the scan
                 return plans.Nothing()
-            return self._unreadable(input, entry, contents.reason)
+            return self._refuse(self._unreadable(input, entry, contents.reason), entry)
         sha = hashlib.sha256(contents.data).hexdigest()
         try:
             envelope = parse(contents.data, name=name, max_bytes=limit)
@@ -70,7 +81,7 @@ class Pipeline:
             identity = f"{lane}\0{name}\0{sha}".encode(errors="surrogateescape")
             key = "invalid:" + hashlib.sha256(identity).hexdigest()
             read = Input(lane, name, contents.stat.st_ino, input.log)
-            return plans.Refuse(read, key, sha, error.reasons, error.id, error.sender)
+            return self._refuse(plans.Refuse(read, key, sha, error.reasons, error.id, error.sender), entry)
         read = Input(lane, name, contents.stat.st_ino, input.log.bind(id=envelope.id, type=envelope.type))
         return self._known(read, entry, envelope, contents.data, sha, now)
 
@@ -131,6 +142,8 @@ class Pipeline:
         """Rule 4."""
         parts = self.parts
         leave = elsewhere(envelope, parts.policy)
+        if leave is None and row is None:
+            leave = self._answered_elsewhere(envelope)
         if leave is not None:
             if row is None:
                 input.log.info("envelope.left", reason=leave.reason)
@@ -170,6 +183,21 @@ class Pipeline:
         assert not isinstance(decision, Leave)
         return plans.Perform(input, envelope, decision, sent, new=row is None, sha256=sha)
 
+    def _answered_elsewhere(self, envelope: Envelope) -> Leave | None:
+        """Rule 7: a new id that another watcher has already answered (the home moved while it
+        was being handled) is left to that watcher."""
+        for kind in ("ack", "result", "error"):
+            found = self.parts.hub.read("outbox", f"{reply_id(envelope.key, kind)}.md", _REPLY_BYTES)
+            if not isinstance(found, Contents):
+                continue
+            try:
+                sender = parse(found.data, name="reply.md").sender
+            except EnvelopeError:
+                continue
+            if sender not in self.parts.policy.names:
+                return Leave(f"already answered by {sender} (outbox/{reply_id(envelope.key, kind)}.md)")
+        return None
+
     def _signature(self, input: Input, entry: Entry, now: float) -> plans.Plan:
         """Rule 5: a `NAME.md.sig` alone in the lane."""
         parts, name = self.parts, input.name
@@ -190,9 +218,8 @@ class Pipeline:
             return plans.Wait(entry.signature, until)
         parts.gate.forget(name)
         grace = parts.config.auth.sig_grace
-        return self._unreadable(
-            input, entry, f"is a signature without its order: {order} did not arrive within {grace:g} s"
-        )
+        reason = f"is a signature without its order: {order} did not arrive within {grace:g} s"
+        return self._refuse(self._unreadable(input, entry, reason), entry)
 
     @staticmethod
     def _unreadable(input: Input, entry: Entry, reason: str) -> plans.Refuse:

@@ -69,6 +69,7 @@ class Config:
     auth: Auth = field(default_factory=Auth)
     notify: tuple[str, ...] | None = None
     summarizer: tuple[str, ...] | None = None
+    home: bool | None = None  # overrides the hub file's home watcher (SPEC §7)
 
     @property
     def watcher(self) -> str:
@@ -130,6 +131,7 @@ def parse(text: str) -> Config:
         auth=table.take("auth", _auth, Auth()),
         notify=table.take("notify", _command_only, None),
         summarizer=table.take("summarizer", _command_only, None),
+        home=table.take("home", _bool, None),
     )
     table.finish()
     return config

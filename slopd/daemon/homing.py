@@ -1,0 +1,106 @@
+"""Which watcher of a shared hub is home, kept true while the daemon runs (SPEC §7, `core.home`).
+
+Rules:
+1. At start and at each reload the home is decided again (config first, then the hub file);
+   an absent hub file is claimed for this watcher, loudly; a change is logged.
+2. The decision is carried by `parts.policy.home`, which `core.routing.elsewhere` and the
+   pipeline read: a watcher that is not home leaves everything it does not answer untouched.
+3. Every `PRESENCE_EVERY` seconds this watcher's presence file is rewritten and the others'
+   are read; two fresh watchers acting as home are an error: logged, kept as the last error
+   (status, systemd) and notified to the human, once per pair of names.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from dataclasses import replace
+from importlib import metadata
+
+from slopd.core import home
+from slopd.core.home import Home, Presence
+from slopd.core.ids import timestamp
+from slopd.daemon.parts import Parts
+from slopd.shell import hubfile
+
+
+def _version() -> str:
+    try:
+        return metadata.version("slopd")
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
+
+class Homing:
+    def __init__(self, parts: Parts) -> None:
+        self.parts = parts
+        self.current: Home | None = None
+        self.next_presence = 0.0
+        self._rivals: tuple[str, ...] = ()
+
+    def resolve(self) -> Home:
+        """Rule 1, then rule 2."""
+        parts = self.parts
+        config, root = parts.config, parts.hub.root
+        own = home.specific_name(config.names)
+        hub_home, problem = hubfile.read_home(root)
+        if config.home is None and hub_home is None and problem is None:
+            if hubfile.claim(root, own):
+                parts.log.warning(
+                    "hub.home_claimed",
+                    home=own,
+                    path=f"{home.FOLDER}/{home.HUB_FILE}",
+                    reason="the hub had no home watcher; this one is it now (move it: slopd hub home)",
+                )
+            hub_home, problem = hubfile.read_home(root)
+        decided = home.decide(config.home, hub_home, config.names, problem)
+        if decided != self.current:
+            usual = decided.home and self.current is None  # the common start: not worth a warning
+            log = parts.log.info if usual else parts.log.warning
+            log(
+                "hub.home",
+                home=decided.name,
+                this_watcher=own,
+                acts_as_home=decided.home,
+                reason=decided.reason,
+            )
+            if not decided.home:
+                parts.log.warning(
+                    "hub.not_home",
+                    answering=sorted(set(config.names) - home.GENERIC | set(config.seats)),
+                    leaving=sorted(home.GENERIC),
+                )
+        self.current = decided
+        parts.policy = replace(config.policy(), home=decided.home)
+        self.next_presence = 0.0
+        return decided
+
+    def tick(self, now: float) -> None:
+        """Rule 3, when due (`next_presence`, monotonic)."""
+        if now < self.next_presence:
+            return
+        self.next_presence = now + home.PRESENCE_EVERY
+        parts = self.parts
+        assert self.current is not None
+        config = parts.config
+        presence = Presence(
+            name=home.specific_name(config.names),
+            host=socket.gethostname(),
+            pid=os.getpid(),
+            version=_version(),
+            names=tuple(config.names),
+            home=self.current.home,
+            last_seen=timestamp(parts.clock.wall()),
+        )
+        try:
+            hubfile.write_presence(parts.hub.root, presence)
+        except OSError as error:
+            parts.log.error("presence.unwritable", reason=str(error))
+        rivals = tuple(home.rivals(hubfile.presences(parts.hub.root), parts.clock.wall()))
+        if rivals and rivals != self._rivals:
+            names = ", ".join(rivals)
+            text = f"two watchers act as home of {parts.hub.root}: {names}; set home = false on all but one"
+            parts.log.error("hub.two_homes", watchers=list(rivals), reason=text)
+            parts.last_error = text
+            parts.notifier.notify(text, now, parts.log)
+        self._rivals = rivals
