@@ -20,6 +20,7 @@ from datetime import datetime
 from pathlib import Path
 
 from slopd.core.layout import LANES
+from slopd.ops import homes
 from slopd.shell import config as config_module
 from slopd.shell import defaults, lock
 from slopd.shell.config import Command, Config, ConfigError
@@ -289,5 +290,6 @@ def diagnose(hub: Path, config_path: Path | None, state: Path, now: datetime) ->
         findings += [Finding("info", "allowed_signers", skipped), Finding("info", "commands", skipped)]
     else:
         findings += [*check_signers(hub, config), *check_commands(config)]
+        findings += [Finding(level, "home", text, fix) for level, text, fix in homes.check(hub, config, now)]
     findings += [*check_clock(hub, now), *check_inotify(), *check_daemon(state), *check_filesystem(hub)]
     return findings

@@ -13,6 +13,7 @@ from slopd.core.envelope import EnvelopeError, parse
 from slopd.core.layout import INPUT_LANES, LOCK_FILE, LOG_FILE
 from slopd.core.names import Kind, classify
 from slopd.core.vocabulary import MAX_ENVELOPE_BYTES
+from slopd.ops import homes
 from slopd.shell.fs import Contents
 from slopd.shell.lanes import Hub
 from slopd.shell.ledger import Ledger
@@ -122,6 +123,7 @@ def gather(hub: Hub, ledger: Ledger | None, holder: int | None, state: Path) -> 
         "in_progress": [],
         "last_replies": [],
         "last_error": last_error(state / LOG_FILE),
+        "hub_watchers": homes.report(hub.root, datetime.now(UTC)),
     }
     if ledger is not None:
         report["ledger"] = ledger.counts()
@@ -144,6 +146,7 @@ def render(report: dict[str, Any]) -> str:
     daemon = report["daemon"]
     running = f"running (pid {daemon['pid']}) since {daemon['since']}" if daemon["running"] else "not running"
     lines = [f"hub:     {report['hub']}", f"state:   {report['state']}", f"daemon:  {running}"]
+    lines += homes.render(report["hub_watchers"])
     for lane, info in report["lanes"].items():
         if "error" in info:
             lines.append(f"{lane + ':':8} unreadable: {info['error']}")
