@@ -4,6 +4,8 @@
 Invariant (slopd/core/envelope.py, rule 1): for any bytes, `envelope.parse(data, name=...)`
 returns an `Envelope` or raises `EnvelopeError` with at least one non-empty reason — under a
 Markdown name and under a JSON name. Any other exception, a crash or a hang is a finding.
+An `Envelope` names its signatures safely: `auth: none` names none, `auth: signed:A[,B…]` one
+or more distinct plain `.sig` file names (no path, no `..`, no dot file, no empty item).
 
     python fuzz/fuzz_envelope.py -runs=100000            # seed corpus fuzz/corpus/envelope
     python fuzz/fuzz_envelope.py -max_total_time=600 WORK_DIR fuzz/corpus/envelope
@@ -35,6 +37,22 @@ def test_one_input(data: bytes) -> None:
             continue
         if not isinstance(parsed, envelope.Envelope):
             raise AssertionError(f"parse returned {type(parsed).__name__} for {name}")
+        check_sidecars(parsed, name)
+
+
+def check_sidecars(parsed: envelope.Envelope, name: str) -> None:
+    sidecars = parsed.sidecars
+    if (parsed.auth == "none") != (not sidecars) or len(set(sidecars)) != len(sidecars):
+        raise AssertionError(f"auth {parsed.auth!r} gave sidecars {sidecars!r} for {name}")
+    for sidecar in sidecars:
+        if not safe_sidecar(sidecar):
+            raise AssertionError(f"auth {parsed.auth!r} gave an unsafe sidecar {sidecar!r} for {name}")
+
+
+def safe_sidecar(sidecar: str) -> bool:
+    """A file name in the order's own lane (stated apart from the parser's pattern, to check it)."""
+    plain = not any(char in sidecar for char in "/\\\0,") and sidecar == sidecar.strip()
+    return plain and sidecar.endswith(".sig") and not sidecar.startswith(".") and sidecar.isprintable()
 
 
 def main() -> None:

@@ -1,11 +1,15 @@
 #!/usr/bin/env python3
 """Coverage-guided fuzzing of the SSHSIG parser and verifier with atheris (libFuzzer).
 
-Invariants (slopd/core/sshsig.py, rules 1 and 5), for any bytes:
-- `sshsig.parse` returns a `Signature` or raises `SignatureError` with a non-empty reason;
-- `sshsig.verify` never raises: it returns `Verified` or `Rejected`, in any namespace;
+Invariants (slopd/core/sshsig.py rules 1 and 4, sshkeys.py rule 4, keyfiles.py rule 1), for any bytes:
+- `sshsig.parse` returns a `Signature` or raises `SignatureError` with a non-empty reason; a parsed
+  signature's key is of an accepted type, with 32 bytes of Ed25519 key or a 65-byte point, and
+  carries flags and a counter exactly when it is a security key's;
+- `sshsig.verify` never raises: it returns `Verified` or `Rejected`, in any namespace, and a
+  `Verified` reports flags and a counter exactly for a security key;
 - a signature that verifies `MESSAGE` never also verifies `MESSAGE` with one more byte;
-- `sshsig.load_private_key` and `sshsig.parse_public_key` raise only `SignatureError`.
+- `keyfiles.load_private_key`, `sshkeys.decode` and `sshkeys.from_fields` (for every accepted
+  type) raise only `SignatureError`.
 Each input is tried as an armored `.sig` file and, armored by the harness, as a raw SSHSIG blob,
 so mutations reach the binary parser behind the base64 armor too.
 
@@ -22,7 +26,8 @@ import atheris
 from common import MESSAGE, libfuzzer_argv
 
 with atheris.instrument_imports(include=["slopd"]):
-    from slopd.core import sshsig
+    from slopd.core import keyfiles, sshkeys, sshsig
+    from slopd.core.wire import SignatureError
 
 BEGIN, END = b"-----BEGIN SSH SIGNATURE-----", b"-----END SSH SIGNATURE-----"
 
@@ -32,24 +37,38 @@ def armor(blob: bytes) -> bytes:
     return b"\n".join([BEGIN, *(encoded[at : at + 70] for at in range(0, len(encoded), 70)), END]) + b"\n"
 
 
-def check_reason(error: sshsig.SignatureError, what: str) -> None:
+def check_reason(error: SignatureError, what: str) -> None:
     if not isinstance(error.reason, str) or not error.reason:
         raise AssertionError(f"{what}: SignatureError without a reason: {error.reason!r}")
+
+
+def check_key(key: sshkeys.PublicKey) -> None:
+    size = 65 if key.type == sshkeys.SK_ECDSA else 32
+    if key.type not in sshkeys.ACCEPTED or len(key.point) != size:
+        raise AssertionError(f"a key slopd does not accept was parsed: {key!r}")
+    if (key.application is None) == key.security_key:
+        raise AssertionError(f"application does not match the key type: {key!r}")
 
 
 def check_signature(armored: bytes) -> None:
     try:
         parsed = sshsig.parse(armored)
-    except sshsig.SignatureError as error:
+    except SignatureError as error:
         check_reason(error, "parse")
     else:
-        if not isinstance(parsed, sshsig.Signature) or len(parsed.public_key) != 32:
+        if not isinstance(parsed, sshsig.Signature):
             raise AssertionError(f"parse returned {parsed!r}")
+        check_key(parsed.public_key)
+        security_key = parsed.public_key.security_key
+        if (parsed.flags is not None) != security_key or (parsed.counter is not None) != security_key:
+            raise AssertionError(f"flags and counter do not match the key type: {parsed!r}")
     for namespace in ("slop", "git"):
         verdict = sshsig.verify(MESSAGE, armored, namespace=namespace)
         if not isinstance(verdict, sshsig.Verified | sshsig.Rejected):
             raise AssertionError(f"verify returned {verdict!r}")
         if isinstance(verdict, sshsig.Verified):
+            if (verdict.flags is None) == verdict.public_key.security_key:
+                raise AssertionError(f"flags do not match the key type: {verdict!r}")
             other = sshsig.verify(MESSAGE + b"\n", armored, namespace=namespace)
             if not isinstance(other, sshsig.Rejected):
                 raise AssertionError("one signature verified two different messages")
@@ -59,13 +78,18 @@ def test_one_input(data: bytes) -> None:
     check_signature(data)
     check_signature(armor(data))
     try:
-        sshsig.load_private_key(data)
-    except sshsig.SignatureError as error:
+        keyfiles.load_private_key(data)
+    except SignatureError as error:
         check_reason(error, "load_private_key")
     try:
-        sshsig.parse_public_key("ssh-ed25519", data.decode("latin-1"))
-    except sshsig.SignatureError as error:
-        check_reason(error, "parse_public_key")
+        check_key(sshkeys.decode(data, "key"))
+    except SignatureError as error:
+        check_reason(error, "decode")
+    for key_type in sshkeys.ACCEPTED:
+        try:
+            check_key(sshkeys.from_fields(key_type, data.decode("latin-1")))
+        except SignatureError as error:
+            check_reason(error, "from_fields")
 
 
 def main() -> None:

@@ -3,8 +3,9 @@
 
     python fuzz/make_corpus.py          # rewrites fuzz/corpus/{envelope,sshsig,allowed_signers}
 
-Deterministic: the same files, byte for byte, on every run (Ed25519 signing is deterministic
-and the key comes from `common.KEY_SEED`). Each file name says what the seed is.
+Deterministic: the same files, byte for byte, on every run (the keys come from `common.KEY_SEED`,
+Ed25519 signing is deterministic and the software security key of `tests/authenticator.py` signs
+ECDSA with RFC 6979 nonces). Each file name says what the seed is.
 """
 
 from __future__ import annotations
@@ -12,15 +13,24 @@ from __future__ import annotations
 import base64
 import shutil
 import struct
+import sys
 from collections.abc import Callable
 
 from common import CORPUS_DIR, KEY_SEED, MESSAGE, PRINCIPAL, REPO_DIR
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from slopd.core import sshsig
+from slopd.core import keyfiles, sshkeys, sshsig
+from slopd.core.sshkeys import SK_ECDSA, SK_ED25519, PublicKey
+from slopd.core.wire import Reader, mpint, string
+
+sys.path.insert(0, str(REPO_DIR))  # the software security key lives with the tests
+from tests.authenticator import USER_PRESENT, USER_VERIFIED, Authenticator
 
 SAMPLE_HUB = REPO_DIR / "sample-hub"
 SAMPLE_CONFIG = REPO_DIR / "sample-config"
+OPENSSH_VECTORS = REPO_DIR / "tests" / "fixtures" / "openssh-sshsig"
+SEED = KEY_SEED.hex()
+WEBAUTHN = b"webauthn-sk-ecdsa-sha2-nistp256@openssh.com"
 
 
 def front(text: str, body: str = "Body.\n") -> bytes:
@@ -100,7 +110,39 @@ def envelope_seeds() -> dict[str, bytes]:
             "body-number.json": b'{"body": 5}',
         }
     )
+    seeds.update(quorum_seeds())
     return seeds
+
+
+def quorum_seeds() -> dict[str, bytes]:
+    """Orders naming several sidecars (`auth: signed:A,B`): valid lists and broken ones."""
+    head = MESSAGE.decode().split("---\n")[1].replace("auth: signed:fuzz-order.md.sig\n", "")
+
+    def order(auth: str) -> bytes:
+        return front(head + f"auth: {auth}\n", "Run the hello action; two humans signed.\n")
+
+    return {
+        "quorum-two.md": order("signed:a.md.sig,a.md.bob.sig"),
+        "quorum-three-spaced.md": order("signed:a.md.sig, a.md.bob.sig , a.md.carol.sig"),
+        "quorum-quoted.md": order('"signed:a.md.sig,a.md.bob.sig"'),
+        "quorum-duplicate.md": order("signed:a.md.sig,a.md.sig"),
+        "quorum-case-duplicate.md": order("signed:a.md.sig,A.md.sig"),
+        "quorum-upper-suffix.md": order("signed:a.md.sig,a.md.bob.SIG"),
+        "quorum-other-orders-sidecar.md": order("signed:a.md.sig,b.md.sig"),
+        "quorum-empty-item.md": order("signed:a.md.sig,,a.md.bob.sig"),
+        "quorum-trailing-comma.md": order("signed:a.md.sig,"),
+        "quorum-only-comma.md": order("signed:,"),
+        "quorum-dotdot.md": order("signed:a.md.sig,.."),
+        "quorum-dotdot-path.md": order("signed:a.md.sig,../a.md.bob.sig"),
+        "quorum-slash.md": order("signed:a.md.sig,sub/a.md.bob.sig"),
+        "quorum-hidden.md": order("signed:a.md.sig,.a.md.bob.sig"),
+        "quorum.json": (
+            b'{"protocol": "slop.v1", "id": "20260704t080000z-quorum", "type": "instigate",'
+            b' "from": "alice@example.com", "to": "watcher", "in_reply_to": null,'
+            b' "created_at": "2026-07-04T08:00:00Z", "auth": "signed:a.json.sig,a.json.bob.sig",'
+            b' "action": "hello", "body": "Run it."}'
+        ),
+    }
 
 
 def signature_blob(
@@ -182,17 +224,99 @@ def sshsig_seeds() -> dict[str, bytes]:
         "padding-bits.sig": lambda: noncanonical_padding(armor(signature_blob(MESSAGE, key, reserved=b"r"))),
     }
     seeds.update({name: make() for name, make in crafted.items()})
-    seeds["private-key"] = sshsig.private_key_bytes(key, PRINCIPAL)
+    seeds.update(security_key_seeds())
+    for name in ("ed25519_sk.sig", "ecdsa_sk.sig", "ecdsa_sk_webauthn.sig", "rsa.sig"):
+        seeds[f"openssh-{name}"] = (OPENSSH_VECTORS / name).read_bytes()
+    seeds["private-key"] = keyfiles.private_key_bytes(key, PRINCIPAL)
     seeds["public-key-blob.txt"] = (
-        sshsig.public_key_line(key.public_key().public_bytes_raw()).split()[1].encode()
+        sshkeys.ed25519(key.public_key().public_bytes_raw()).line().split()[1].encode()
     )
     seeds["sample-alice-test-key"] = (SAMPLE_CONFIG / "alice-test-key").read_bytes()
     return seeds
 
 
+def resealed(token: Authenticator, signed: tuple[int, int], claimed: tuple[int, int]) -> bytes:
+    """A token's signature over (flags, counter) = `signed` in a blob that claims `claimed`."""
+    raw = token.raw_signature(token.signed(MESSAGE, flags=signed[0], counter=signed[1]))
+    blob = token.signature_blob(MESSAGE, flags=claimed[0], counter=claimed[1], raw=raw)
+    return sshsig.assemble(token.public_key, "slop", "sha512", blob)
+
+
+def ecdsa_inner(token: Authenticator, change: Callable[[bytes, bytes], bytes]) -> bytes:
+    """An sk-ecdsa signature whose `mpint r ‖ mpint s` is rewritten by `change(r, s)` (raw bytes)."""
+    inner = Reader(token.raw_signature(token.signed(MESSAGE)), "signature")
+    r, s = inner.string("r"), inner.string("s")
+    blob = token.signature_blob(MESSAGE, raw=change(r, s))
+    return sshsig.assemble(token.public_key, "slop", "sha512", blob)
+
+
+def with_key_blob(token: Authenticator, blob: bytes) -> bytes:
+    """The token's good signature in a file that carries `blob` as its public key."""
+    key = PublicKey(token.key_type, blob, token.point, token.application)
+    return sshsig.assemble(key, "slop", "sha512", token.signature_blob(MESSAGE))
+
+
+def security_key_seeds() -> dict[str, bytes]:
+    """sk-ed25519 and sk-ecdsa signatures over `MESSAGE`: good ones and damaged ones."""
+    ed = Authenticator.ed25519(SEED)
+    ec = Authenticator.ecdsa(SEED)
+    other_app = Authenticator.ed25519(SEED, application="ssh:slopd")
+    present_verified = USER_PRESENT | USER_VERIFIED
+    crafted: dict[str, Callable[[], bytes]] = {
+        "sk-ed25519-touch.sig": lambda: ed.sign(MESSAGE),
+        "sk-ed25519-verified-sha256.sig": lambda: ed.sign(
+            MESSAGE, flags=present_verified, counter=7, hash_algorithm="sha256"
+        ),
+        "sk-ed25519-no-touch.sig": lambda: ed.sign(MESSAGE, flags=0, counter=2),
+        "sk-ed25519-application.sig": lambda: other_app.sign(MESSAGE),
+        "sk-ecdsa-touch.sig": lambda: ec.sign(MESSAGE),
+        "sk-ecdsa-verified.sig": lambda: ec.sign(MESSAGE, flags=present_verified, counter=2**32 - 1),
+        "sk-ecdsa-raw-blob.bin": lambda: base64.b64decode(b"".join(ec.sign(MESSAGE).splitlines()[1:-1])),
+        "sk-ed25519-flags-changed.sig": lambda: resealed(ed, (USER_PRESENT, 1), (present_verified, 1)),
+        "sk-ecdsa-counter-changed.sig": lambda: resealed(ec, (USER_PRESENT, 1), (USER_PRESENT, 2)),
+        "sk-ecdsa-signed-for-other-application.sig": lambda: ec.sign(MESSAGE, application="ssh:other"),
+        "sk-ecdsa-r-leading-zero.sig": lambda: ecdsa_inner(ec, lambda r, s: string(b"\0" + r) + string(s)),
+        "sk-ecdsa-s-negative.sig": lambda: ecdsa_inner(ec, lambda r, s: string(r) + string(b"\x80" + s)),
+        "sk-ecdsa-s-zero.sig": lambda: ecdsa_inner(ec, lambda r, s: string(r) + string(b"")),
+        "sk-ecdsa-third-mpint.sig": lambda: ecdsa_inner(ec, lambda r, s: string(r) + string(s) + mpint(1)),
+        "sk-ecdsa-off-curve.sig": lambda: ec.sign(
+            MESSAGE, public_key=sshkeys.security_key(SK_ECDSA, ec.point[:-1] + bytes([ec.point[-1] ^ 1]))
+        ),
+        "sk-ecdsa-nistp384.sig": lambda: with_key_blob(
+            ec, string(SK_ECDSA.encode()) + string(b"nistp384") + string(ec.point) + string(b"ssh:")
+        ),
+        "sk-ecdsa-compressed-point.sig": lambda: with_key_blob(
+            ec,
+            string(SK_ECDSA.encode())
+            + string(b"nistp256")
+            + string(b"\x02" + ec.point[1:33])
+            + string(b"ssh:"),
+        ),
+        "sk-ed25519-no-application.sig": lambda: with_key_blob(
+            ed, string(SK_ED25519.encode()) + string(ed.point)
+        ),
+        "sk-ed25519-no-counter.sig": lambda: sshsig.assemble(
+            ed.public_key, "slop", "sha512", ed.signature_blob(MESSAGE)[:-4]
+        ),
+        "sk-ecdsa-webauthn.sig": lambda: sshsig.assemble(
+            ec.public_key,
+            "slop",
+            "sha512",
+            string(WEBAUTHN)
+            + ec.signature_blob(MESSAGE)[4 + len(SK_ECDSA) :]
+            + string(b"https://example.com")
+            + string(b'{"type":"webauthn.get"}')
+            + string(b""),
+        ),
+    }
+    return {name: make() for name, make in crafted.items()}
+
+
 def allowed_signers_seeds() -> dict[str, bytes]:
     key = Ed25519PrivateKey.from_private_bytes(KEY_SEED)
-    line = sshsig.public_key_line(key.public_key().public_bytes_raw())
+    line = sshkeys.ed25519(key.public_key().public_bytes_raw()).line()
+    sk_ed25519 = Authenticator.ed25519(SEED).public_key.line()
+    sk_ecdsa = Authenticator.ecdsa(SEED).public_key.line()
     sample = (SAMPLE_CONFIG / "allowed_signers").read_bytes()
     utc_window = 'valid-after="20200101Z",valid-before="20300101120000Z"'
     local_window = 'valid-after="202001010000",valid-before="20300101"'
@@ -218,6 +342,11 @@ def allowed_signers_seeds() -> dict[str, bytes]:
         "bad-time": f'{PRINCIPAL} valid-before="20301340Z" {line}\n'.encode(),
         "before-after": f'{PRINCIPAL} valid-after="20300101Z",valid-before="20200101Z" {line}\n'.encode(),
         "garbage": b"%%% not a signer %%%\n\xff\xfe\n",
+        "security-keys": f"{PRINCIPAL} {sk_ed25519}\n{PRINCIPAL} {sk_ecdsa} alice's token\n".encode(),
+        "security-key-and-plain": f'{PRINCIPAL} namespaces="slop" {sk_ecdsa}\n{PRINCIPAL} {line}\n'.encode(),
+        "rsa-beside": (
+            f"{PRINCIPAL} ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAAAgQC7\n{PRINCIPAL} {sk_ed25519}\n".encode()
+        ),
     }
 
 

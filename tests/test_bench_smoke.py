@@ -82,3 +82,18 @@ def test_startup_quick_prints_both_parts_targets(tmp_path: Path) -> None:
     assert all(figures["part1"].values()), figures["part1"]
     for key in ("a", "b"):
         assert figures["part2"][key][0]["slopd"]["ms"] > 0, key
+
+
+VERIFY_FIGURES = ("plain", "sk-ed25519", "sk-ecdsa", "quorum 2-of-3")
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(120)
+def test_verify_quick_prints_a_ratio_for_every_order_figure(tmp_path: Path) -> None:
+    """`verify.py --quick` exits 0 and prints each order figure's slopd/floor ratio and its median."""
+    stdout, figures = run_quick("verify.py", tmp_path, timeout=100)
+    for label in VERIFY_FIGURES:
+        pattern = rf"^ratio {re.escape(label)} slopd/floor: median per call \d"
+        assert re.search(pattern, stdout, re.MULTILINE), f"no ratio line for {label}:\n{stdout}"
+        assert figures["figures"][label]["median_us"] > 0, label
+        assert figures["figures"][label]["floor"].startswith("floor "), label

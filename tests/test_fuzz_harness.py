@@ -1,7 +1,9 @@
 """The atheris harnesses under fuzz/, run as CI runs them: a short bounded pass each, as a subprocess.
 
 Each harness asserts its parser's invariant on every input (fuzz/README.md); a pass exits 0 only
-when no input broke it. The seed corpus is read, never written.
+when no input broke it. The seed corpus is read, never written. In the default run each harness
+replays just its seeds once, so a harness that no longer starts (an API it calls moved) fails there,
+not only in the slow pass.
 """
 
 from __future__ import annotations
@@ -36,6 +38,21 @@ def run_harness(harness: str, *args: str, cwd: Path) -> subprocess.CompletedProc
         timeout=50,
         check=False,
     )
+
+
+@pytest.mark.parametrize("harness", HARNESSES)
+def test_each_harness_replays_its_seed_corpus_without_a_finding(harness: str, tmp_path: Path) -> None:
+    """`python fuzz/fuzz_X.py -runs=0` runs every seed through the harness once and exits 0."""
+    seeds = len(list((FUZZ / "corpus" / harness).iterdir()))
+
+    result = run_harness(harness, "-runs=0", f"-artifact_prefix={tmp_path}/", cwd=tmp_path)
+
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output[-3000:]
+    done = re.search(r"Done (\d+) runs", output)
+    assert done, output[-3000:]
+    assert int(done.group(1)) >= seeds, f"only {done.group(1)} of {seeds} seeds ran"
+    assert not list(tmp_path.glob("crash-*")), "a crash artifact was written"
 
 
 @pytest.mark.slow

@@ -10,8 +10,8 @@ Rules, checked in this order; the first that fails names the verdict:
    principal of a signature is the order's `from` when the key may sign as `from`; for a
    quorum, otherwise the first literal principal of the first entry allowing the key.
 4. A security-key signature has the user-presence flag (a touch) unless `allow_no_touch`; an
-   action with `require = "touch"` counts only security-key signatures, `"verified"` only
-   those with the user-verified flag too.
+   action with `require = "touch"` counts only security-key signatures with a touch (whatever
+   `allow_no_touch` says), `"verified"` only those with the user-verified flag too.
 5. `from` signed, and the action's `quorum` M (default 1) of distinct humans signed: M
    signatures that count, by M distinct keys and M distinct principals. A key listed under two
    principals is one human; a principal with two keys is one human; a signature over other
@@ -157,7 +157,8 @@ def _judge(
     if isinstance(authorized, allowed_signers.Refused):
         return f"signer {key.fingerprint}: {authorized.reason}"
     flags = verdict.flags or 0
-    if key.security_key and not flags & sshsig.USER_PRESENT and not trust.allow_no_touch:
+    no_touch_allowed = trust.allow_no_touch and policy.require is None
+    if key.security_key and not flags & sshsig.USER_PRESENT and not no_touch_allowed:
         return f"signer {key.fingerprint}: a security-key signature made without a touch (user presence)"
     if policy.require is not None and not key.security_key:
         return (

@@ -8,6 +8,10 @@ Rules:
 3. Every `PRESENCE_EVERY` seconds this watcher's presence file is rewritten and the others'
    are read; two fresh watchers acting as home are an error: logged, kept as the last error
    (status, systemd) and notified to the human, once per pair of names.
+4. A handover is safe in either order of reloads: a watcher the hub file makes home does not
+   act as home while another watcher's fresh presence still says it is; it looks again every
+   `HANDOVER_POLL` seconds (the old home steps down at its reload, or its presence goes stale).
+   Only the trusted config (`home = true`) skips the wait.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ from __future__ import annotations
 import os
 import socket
 from dataclasses import replace
-from importlib import metadata
+from functools import cache
 
 from slopd.core import home
 from slopd.core.home import Home, Presence
@@ -23,8 +27,14 @@ from slopd.core.ids import timestamp
 from slopd.daemon.parts import Parts
 from slopd.shell import hubfile
 
+HANDOVER_POLL = 2.0
 
+
+@cache
 def _version() -> str:
+    # Loaded on first use (PLC0415): importlib.metadata costs milliseconds at start-up.
+    from importlib import metadata  # noqa: PLC0415
+
     try:
         return metadata.version("slopd")
     except metadata.PackageNotFoundError:
@@ -36,6 +46,7 @@ class Homing:
         self.parts = parts
         self.current: Home | None = None
         self.next_presence = 0.0
+        self.handing_over = False
         self._rivals: tuple[str, ...] = ()
 
     def resolve(self) -> Home:
@@ -54,6 +65,18 @@ class Homing:
                 )
             hub_home, problem = hubfile.read_home(root)
         decided = home.decide(config.home, hub_home, config.names, problem)
+        self.handing_over = False
+        if decided.home and config.home is None:
+            others = [
+                presence.name
+                for presence in hubfile.presences(root)
+                if presence.home and presence.name != own and home.fresh(presence, parts.clock.wall())
+            ]
+            if others:  # rule 4: the home moved here; the old home has not stepped down yet
+                decided = Home(
+                    False, own, f"the home moved here; waiting for {', '.join(others)} to step down"
+                )
+                self.handing_over = True
         if decided != self.current:
             usual = decided.home and self.current is None  # the common start: not worth a warning
             log = parts.log.info if usual else parts.log.warning
@@ -76,10 +99,12 @@ class Homing:
         return decided
 
     def tick(self, now: float) -> None:
-        """Rule 3, when due (`next_presence`, monotonic)."""
+        """Rule 3, when due (`next_presence`, monotonic); during a handover, rule 4 again."""
         if now < self.next_presence:
             return
-        self.next_presence = now + home.PRESENCE_EVERY
+        if self.handing_over:
+            self.resolve()
+        self.next_presence = now + (HANDOVER_POLL if self.handing_over else home.PRESENCE_EVERY)
         parts = self.parts
         assert self.current is not None
         config = parts.config

@@ -2,9 +2,11 @@
 
 Every seed in `fuzz/corpus/HARNESS/` and every crash kept in `fuzz/regressions/HARNESS/` (see
 fuzz/README.md) must keep the invariant its harness asserts:
-- envelope: `parse` gives an `Envelope` or an `EnvelopeError` with reasons, as `.md` and as `.json`;
-- sshsig: `parse` gives a `Signature` or a `SignatureError`; `verify` never raises; the private and
-  public key readers raise only `SignatureError`;
+- envelope: `parse` gives an `Envelope` or an `EnvelopeError` with reasons, as `.md` and as `.json`,
+  and an `Envelope` names distinct, plain `.sig` sidecars (or none, for `auth: none`);
+- sshsig: `parse` gives a `Signature` or a `SignatureError`; `verify` never raises, and reports flags
+  and a counter exactly for a security key; the private and public key readers raise only
+  `SignatureError`;
 - allowed_signers: `parse` gives entries or an `AllowedSignersError` naming a line of the text, and
   `authorize` is total over what it parsed.
 """
@@ -26,6 +28,7 @@ from slopd.core.wire import SignatureError
 FUZZ = Path(__file__).resolve().parents[2] / "fuzz"
 HARNESSES = ("envelope", "sshsig", "allowed_signers")
 NOW = datetime(2026, 7, 4, 8, 0, tzinfo=UTC)
+MESSAGE = (FUZZ / "corpus" / "envelope" / "signed-order.md").read_bytes()  # fuzz/common.py's MESSAGE
 
 
 def inputs(harness: str) -> list[Path]:
@@ -44,9 +47,19 @@ def envelope_invariant(data: bytes) -> None:
             reasons = error.reasons
         else:
             assert isinstance(parsed, Envelope)
+            sidecars = parsed.sidecars
+            assert (parsed.auth == "none") == (not sidecars)
+            assert len(set(sidecars)) == len(sidecars)
+            assert all(safe_sidecar(sidecar) for sidecar in sidecars), sidecars
             continue
         assert reasons
         assert all(isinstance(reason, str) and reason for reason in reasons)
+
+
+def safe_sidecar(sidecar: str) -> bool:
+    """A file name in the order's own lane (as fuzz/fuzz_envelope.py states it)."""
+    plain = not any(char in sidecar for char in "/\\\0,") and sidecar == sidecar.strip()
+    return plain and sidecar.endswith(".sig") and not sidecar.startswith(".") and sidecar.isprintable()
 
 
 def armor(blob: bytes) -> bytes:
@@ -64,14 +77,22 @@ def signature_reason(call: Callable[[], object]) -> str | None:
     return None
 
 
-def sshsig_invariant(data: bytes, message: bytes = b"any message\n") -> None:
+def sshsig_invariant(data: bytes, message: bytes = MESSAGE) -> None:
     for armored in (data, armor(data)):
         assert signature_reason(partial(sshsig.parse, armored)) != ""
         for namespace in ("slop", "git"):
             verdict = sshsig.verify(message, armored, namespace=namespace)
             assert isinstance(verdict, sshsig.Verified | sshsig.Rejected)
+            if isinstance(verdict, sshsig.Verified):
+                assert (verdict.flags is not None) == verdict.public_key.security_key
+                assert isinstance(
+                    sshsig.verify(message + b"\n", armored, namespace=namespace), sshsig.Rejected
+                )
     assert signature_reason(lambda: keyfiles.load_private_key(data)) != ""
-    assert signature_reason(lambda: sshkeys.from_fields("ssh-ed25519", data.decode("latin-1"))) != ""
+    assert signature_reason(lambda: sshkeys.decode(data, "key")) != ""
+    text = data.decode("latin-1")
+    for key_type in sshkeys.ACCEPTED:
+        assert signature_reason(partial(sshkeys.from_fields, key_type, text)) != ""
 
 
 def allowed_signers_invariant(data: bytes) -> None:
@@ -128,3 +149,76 @@ def test_the_sshsig_seeds_include_signatures_that_really_verify() -> None:
     for name in ("md5.sig", "trailing-bytes.sig", "padding-bits.sig", "namespace-git.sig"):
         signature = (FUZZ / "corpus" / "sshsig" / name).read_bytes()
         assert isinstance(sshsig.verify(message, signature), sshsig.Rejected), name
+
+
+SECURITY_KEY_SEEDS = {
+    "sk-ed25519-touch.sig": (sshkeys.SK_ED25519, 0x01),
+    "sk-ed25519-verified-sha256.sig": (sshkeys.SK_ED25519, 0x05),
+    "sk-ed25519-no-touch.sig": (sshkeys.SK_ED25519, 0x00),
+    "sk-ed25519-application.sig": (sshkeys.SK_ED25519, 0x01),
+    "sk-ecdsa-touch.sig": (sshkeys.SK_ECDSA, 0x01),
+    "sk-ecdsa-verified.sig": (sshkeys.SK_ECDSA, 0x05),
+}
+WEBAUTHN = "unsupported signature type 'webauthn-sk-ecdsa-sha2-nistp256@openssh.com'"
+DAMAGED_SECURITY_KEY_SEEDS = {
+    "sk-ed25519-flags-changed.sig": "bad signature",
+    "sk-ecdsa-counter-changed.sig": "bad signature",
+    "sk-ecdsa-signed-for-other-application.sig": "bad signature",
+    "sk-ecdsa-off-curve.sig": "bad signature",
+    "sk-ecdsa-s-zero.sig": "bad signature",
+    "sk-ecdsa-r-leading-zero.sig": "malformed signature: r has a needless leading zero",
+    "sk-ecdsa-s-negative.sig": "malformed signature: negative s",
+    "sk-ecdsa-third-mpint.sig": "malformed signature: trailing data in ECDSA signature",
+    "sk-ecdsa-nistp384.sig": "malformed signature: the curve of an sk-ecdsa key must be nistp256",
+    "sk-ecdsa-compressed-point.sig": "malformed signature: the point of an sk-ecdsa key must be 65 bytes",
+    "sk-ed25519-no-application.sig": "malformed signature: truncated application",
+    "sk-ed25519-no-counter.sig": "malformed signature: truncated counter",
+    "sk-ecdsa-webauthn.sig": WEBAUTHN,
+    "openssh-ecdsa_sk_webauthn.sig": WEBAUTHN,
+    "openssh-rsa.sig": "key type 'ssh-rsa' is not accepted for orders",
+}
+
+
+def test_the_sshsig_seeds_include_security_key_signatures_good_and_damaged() -> None:
+    """sk-ed25519 and sk-ecdsa seeds verify with their flags; each damaged one fails its own check."""
+    message = (FUZZ / "corpus" / "envelope" / "signed-order.md").read_bytes()
+    for name, (key_type, flags) in SECURITY_KEY_SEEDS.items():
+        verdict = sshsig.verify(message, (FUZZ / "corpus" / "sshsig" / name).read_bytes())
+        assert isinstance(verdict, sshsig.Verified), (name, verdict)
+        assert (verdict.public_key.type, verdict.flags) == (key_type, flags), name
+    for name, reason in DAMAGED_SECURITY_KEY_SEEDS.items():
+        verdict = sshsig.verify(message, (FUZZ / "corpus" / "sshsig" / name).read_bytes())
+        assert isinstance(verdict, sshsig.Rejected), name
+        assert verdict.reason.startswith(reason), (name, verdict.reason)
+
+
+QUORUM_SEEDS = {
+    "quorum-two.md": ("a.md.sig", "a.md.bob.sig"),
+    "quorum-three-spaced.md": ("a.md.sig", "a.md.bob.sig", "a.md.carol.sig"),
+    "quorum-quoted.md": ("a.md.sig", "a.md.bob.sig"),
+    "quorum-case-duplicate.md": ("a.md.sig", "A.md.sig"),
+    "quorum-other-orders-sidecar.md": ("a.md.sig", "b.md.sig"),
+    "quorum.json": ("a.json.sig", "a.json.bob.sig"),
+}
+BROKEN_QUORUM_SEEDS = {
+    "quorum-duplicate.md": "auth: a sidecar is listed twice",
+    "quorum-empty-item.md": "auth: sidecar must be a plain file name",
+    "quorum-trailing-comma.md": "auth: sidecar must be a plain file name",
+    "quorum-only-comma.md": "auth: sidecar must be a plain file name",
+    "quorum-dotdot.md": "auth: sidecar must be a plain file name",
+    "quorum-dotdot-path.md": "auth: sidecar must be a plain file name",
+    "quorum-slash.md": "auth: sidecar must be a plain file name",
+    "quorum-hidden.md": "auth: sidecar must be a plain file name",
+    "quorum-upper-suffix.md": "auth: sidecar must be a plain file name",
+}
+
+
+def test_the_envelope_seeds_include_orders_naming_several_sidecars() -> None:
+    """Valid multi-sidecar orders parse with their sidecars in order; broken lists are refused for `auth`."""
+    for name, sidecars in QUORUM_SEEDS.items():
+        parsed = parse((FUZZ / "corpus" / "envelope" / name).read_bytes(), name=name)
+        assert parsed.sidecars == sidecars, name
+    for name, reason in BROKEN_QUORUM_SEEDS.items():
+        with pytest.raises(EnvelopeError) as refused:
+            parse((FUZZ / "corpus" / "envelope" / name).read_bytes(), name=name)
+        assert [found for found in refused.value.reasons if found.startswith(reason)], (name, refused.value)

@@ -15,6 +15,7 @@ from slopd.core import allowed_signers, sshkeys, sshsig
 from slopd.core.envelope import parse
 from slopd.core.orders import Policy, Trust, check
 from slopd.core.verdicts import Invalid, Valid
+from tests.authenticator import Authenticator
 
 NOW = datetime(2026, 7, 4, 8, 0, 0, tzinfo=UTC)
 KEYS = {name: Ed25519PrivateKey.from_private_bytes(bytes([n]) * 32) for n, name in enumerate("abcdx", 1)}
@@ -151,3 +152,36 @@ def test_quorum_m_needs_exactly_m(quorum: int) -> None:
 def test_with_quorum_one_an_order_may_list_extra_signatures() -> None:
     """The default quorum of 1: alice's signature is enough; a bad extra one is harmless."""
     assert isinstance(verdict(["a", "d"], quorum=1, allowed=line("alice", "a")), Valid)
+
+
+@pytest.mark.parametrize(
+    ("require", "flags", "allow_no_touch", "valid"),
+    [
+        (None, 0x01, False, True),
+        (None, 0x00, False, False),
+        (None, 0x00, True, True),
+        ("touch", 0x00, True, False),  # `require` means touched, whatever allow_no_touch says
+        ("touch", 0x01, False, True),
+        ("verified", 0x01, False, False),
+        ("verified", 0x05, False, True),
+        ("verified", 0x04, True, False),
+    ],
+)
+def test_a_security_key_signature_counts_by_its_flags_and_the_action(
+    require: str | None, flags: int, allow_no_touch: bool, valid: bool
+) -> None:
+    """Rule 4: the touch flag is needed unless `allow_no_touch` — but never under `require`;
+    `require = "verified"` needs the user-verified flag too."""
+    token = Authenticator.ed25519("alice")
+    data = order(SIDECARS[:1])
+    trust = Trust(
+        signers=allowed_signers.parse(token.allowed_signers_line("alice") + "\n", local_zone=UTC),
+        namespace="slop",
+        max_age=timedelta(hours=1),
+        names=frozenset({"watcher"}),
+        allow_no_touch=allow_no_touch,
+        policies={"release": Policy(require=require)},
+    )
+    signatures = {SIDECARS[0]: token.sign(data, flags=flags)}
+    result = check(parse(data, name="o.md"), data, signatures, trust, NOW)
+    assert isinstance(result, Valid) is valid, result
