@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -100,6 +101,12 @@ def test_an_envelope_with_assets_round_trips_and_a_bad_one_names_every_reason() 
 # --- the daemon ---
 
 
+def send_with_asset(hub: HubDir, source: Path) -> subprocess.CompletedProcess[str]:
+    """`slopd send --asset SOURCE` of an empty instigate to `watcher`."""
+    argv = ["send", "--hub", str(hub.root), "--type", "instigate", "--from", "ci", "--to", "watcher"]
+    return hub.slopd(*argv, "--asset", str(source), stdin="")
+
+
 def test_send_asset_copies_the_file_and_the_execution_gets_a_verified_copy(
     hub: HubDir, tmp_path: Path
 ) -> None:
@@ -108,20 +115,7 @@ def test_send_asset_copies_the_file_and_the_execution_gets_a_verified_copy(
     seen = executor_hub(hub, tmp_path)
     source = tmp_path / "build.txt"
     source.write_text("build 42\n")
-    sent = hub.slopd(
-        "send",
-        "--hub",
-        str(hub.root),
-        "--type",
-        "instigate",
-        "--from",
-        "ci",
-        "--to",
-        "watcher",
-        "--asset",
-        str(source),
-        stdin="",
-    )
+    sent = send_with_asset(hub, source)
     assert sent.returncode == 0, sent.stderr
     ident = sent.stdout.strip()
     assert (hub.root / "assets" / "build.txt").read_text() == "build 42\n"
@@ -142,20 +136,7 @@ def test_send_asset_refuses_to_replace_other_bytes_of_the_same_name(hub: HubDir,
     (hub.root / "assets" / "build.txt").write_text("someone else's\n")
     source = tmp_path / "build.txt"
     source.write_text("mine\n")
-    sent = hub.slopd(
-        "send",
-        "--hub",
-        str(hub.root),
-        "--type",
-        "instigate",
-        "--from",
-        "ci",
-        "--to",
-        "watcher",
-        "--asset",
-        str(source),
-        stdin="",
-    )
+    sent = send_with_asset(hub, source)
     assert sent.returncode == 2
     assert "assets/build.txt already holds other bytes" in sent.stderr
     assert list((hub.root / "inbox").iterdir()) == []

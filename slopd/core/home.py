@@ -103,18 +103,21 @@ class Presence:
     home: bool
     last_seen: str  # ISO 8601 UTC
 
+    def record(self) -> dict[str, object]:
+        """The JSON object of the presence file (and of `slopd status --json`)."""
+        return {
+            "name": self.name,
+            "host": self.host,
+            "pid": self.pid,
+            "version": self.version,
+            "names": list(self.names),
+            "home": self.home,
+            "last_seen": self.last_seen,
+        }
+
 
 def render_presence(presence: Presence) -> bytes:
-    record = {
-        "name": presence.name,
-        "host": presence.host,
-        "pid": presence.pid,
-        "version": presence.version,
-        "names": list(presence.names),
-        "home": presence.home,
-        "last_seen": presence.last_seen,
-    }
-    return (json.dumps(record, indent=2) + "\n").encode()
+    return (json.dumps(presence.record(), indent=2) + "\n").encode()
 
 
 def parse_presence(data: bytes) -> Presence | None:

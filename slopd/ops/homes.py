@@ -26,19 +26,7 @@ def report(root: Path, now: datetime) -> dict[str, Any]:
     return {
         "home": name,
         "hub_file_problem": problem,
-        "watchers": [
-            {
-                "name": presence.name,
-                "host": presence.host,
-                "pid": presence.pid,
-                "version": presence.version,
-                "names": list(presence.names),
-                "home": presence.home,
-                "last_seen": presence.last_seen,
-                "stale": not home.fresh(presence, now),
-            }
-            for presence in watchers
-        ],
+        "watchers": [presence.record() | {"stale": not home.fresh(presence, now)} for presence in watchers],
         "two_homes": home.rivals(watchers, now),
     }
 
