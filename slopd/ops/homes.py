@@ -71,7 +71,11 @@ def check(root: Path, config: Config, now: datetime) -> Iterator[tuple[str, str,
             None,
         )
     elif decided.home:
-        yield "ok", f"{own} is the hub's home watcher: it answers `watcher`, `human` and the rest", None
+        text = (
+            f"{own} is the hub's home watcher ({home.FOLDER}/{home.HUB_FILE}): it answers `watcher`, `human` "
+            f"and the rest; to move it: slopd hub home --hub {root} watcher:OTHER, then reload every slopd"
+        )
+        yield "ok", text, None
     else:
         text = (
             f"{own} is not home ({name} is, per {home.FOLDER}/{home.HUB_FILE}): it leaves `watcher` and "
