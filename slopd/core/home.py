@@ -4,7 +4,7 @@ Rules:
 1. The hub file `HUB/.slopd/hub.toml` says `home = "watcher:NAME"`. It is in the hub, so it is
    untrusted: it decides only what the trusted config leaves open (`home = true | false`).
 2. This watcher is home when the config says so, else when the hub file's home is one of its
-   names. A hub file that is absent is claimed by the first watcher that starts (`Claim`); one
+   names. A hub file that is absent is claimed by the first watcher that starts (`shell.hubfile.claim`); one
    that cannot be read makes this watcher not home — nothing generic is answered twice.
 3. Only the home watcher answers the generic recipients (`watcher`, `human`), replies, and
    anything not addressed to a name of its own; every other watcher answers only its own
@@ -13,6 +13,8 @@ Rules:
    `PRESENCE_EVERY` seconds; a presence older than `PRESENCE_STALE` is not counted. Two fresh
    presences that both say home are an error (`rivals`). Sync-client conflict copies of a
    presence are read like the original; the newest record of each name wins.
+5. A seat is answered by one watcher: a seat the home watcher has is the home's; a seat only
+   other watchers have is theirs, and the home leaves it (`taken`, from the presence files).
 """
 
 from __future__ import annotations
@@ -102,6 +104,7 @@ class Presence:
     names: tuple[str, ...]
     home: bool
     last_seen: str  # ISO 8601 UTC
+    seats: tuple[str, ...] = ()
 
     def record(self) -> dict[str, object]:
         """The JSON object of the presence file (and of `slopd status --json`)."""
@@ -113,6 +116,7 @@ class Presence:
             "names": list(self.names),
             "home": self.home,
             "last_seen": self.last_seen,
+            "seats": list(self.seats),
         }
 
 
@@ -132,6 +136,7 @@ def parse_presence(data: bytes) -> Presence | None:
             names=tuple(str(name) for name in record["names"]),
             home=record["home"] is True,
             last_seen=str(record["last_seen"]),
+            seats=tuple(str(seat) for seat in record.get("seats", ())),
         )
         aware = datetime.fromisoformat(presence.last_seen).tzinfo is not None
     except (ValueError, KeyError, TypeError):
@@ -157,6 +162,21 @@ def rivals(presences: Iterable[Presence], now: datetime) -> list[str]:
     """Rule 4: the names of fresh watchers that say they are home, when more than one does."""
     homes = [presence.name for presence in newest(presences) if presence.home and fresh(presence, now)]
     return homes if len(homes) > 1 else []
+
+
+def taken(
+    own: str, is_home: bool, home_name: str | None, seats: Iterable[str], others: Iterable[Presence]
+) -> frozenset[str]:
+    """Rule 5: the seats another watcher answers. For the home, other watchers' seats it does not
+    have itself; for any other watcher, the seats the home watcher has (its last presence, of any
+    age: a seat on the home is the home's)."""
+    own_seats = set(seats)
+    if is_home:
+        return (
+            frozenset(seat for presence in others if presence.name != own for seat in presence.seats)
+            - own_seats
+        )
+    return frozenset(seat for presence in others if presence.name == home_name for seat in presence.seats)
 
 
 def file_name(name: str) -> str:

@@ -1,9 +1,9 @@
 """Routing (SPEC §4): what to do with one valid, new envelope. Pure and total.
 
 Rules, in order — the first that applies decides:
-1. Addressed to another watcher (`watcher:X` not among ours), or — on a watcher that is not
-   the hub's home (`core.home`) — to anything but its own specific names and its seats:
-   `Leave` it in place.
+1. Addressed to another watcher (`watcher:X` not among ours) or to a seat another watcher
+   answers, or — on a watcher that is not the hub's home (`core.home`) — to anything but its
+   own specific names and its seats: `Leave` it in place.
 2. In `authorized/`: a failed verification is `Reject`ed with its reason; a verified order
    must be an `instigate`; asking for discussion makes it `Discuss`; otherwise it must name a
    configured `action`, which it `Execute`s. Nothing else ever runs an action.
@@ -30,6 +30,7 @@ from slopd.core.verdicts import Valid, Verification
 from slopd.core.vocabulary import REPLY_TYPES
 
 HUMAN = "human"
+UNKNOWN_RECIPIENT = "unknown recipient"
 
 
 class Lane(StrEnum):
@@ -46,6 +47,7 @@ class Policy:
     seats: frozenset[str] = frozenset()
     actions: frozenset[str] = frozenset()
     home: bool = True  # the hub's home watcher: answers `watcher`, `human` and the rest
+    taken: frozenset[str] = frozenset()  # seats another watcher of the hub answers (`core.home`)
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,7 +104,7 @@ def decide(  # noqa: PLR0911  # one early decision per rule, in the order of the
     ours = to in policy.names
     if not (ours or to == HUMAN or to in policy.seats):
         known = ", ".join(sorted(policy.names | policy.seats | {HUMAN}))
-        return Reject(f"unknown recipient {to!r}: this watcher handles {known}")
+        return Reject(f"{UNKNOWN_RECIPIENT} {to!r}: this watcher handles {known}")
     if envelope.action is not None:
         return Reject("'action' is allowed only on signed orders in authorized/; nothing was run")
     if envelope.type in ("handshake", "note"):
@@ -139,6 +141,8 @@ def elsewhere(envelope: Envelope, policy: Policy) -> Leave | None:
     to = envelope.to
     if to.startswith("watcher:") and to not in policy.names:
         return Leave(f"addressed to {to}, another watcher")
+    if to in policy.taken:
+        return Leave(f"addressed to {to}, a seat another watcher of the hub answers")
     if not policy.home and not ((to in policy.names and to not in GENERIC) or to in policy.seats):
         return Leave(f"addressed to {to}, which the hub's home watcher answers (this one is not home)")
     return None

@@ -47,6 +47,7 @@ class Homing:
         self.current: Home | None = None
         self.next_presence = 0.0
         self.handing_over = False
+        self.changed = False  # what this watcher answers changed: look at what it left again
         self._rivals: tuple[str, ...] = ()
 
     def resolve(self) -> Home:
@@ -93,10 +94,28 @@ class Homing:
                     answering=sorted(set(config.names) - home.GENERIC | set(config.seats)),
                     leaving=sorted(home.GENERIC),
                 )
+        if self.current is not None and decided.home != self.current.home:
+            self.changed = True
         self.current = decided
-        parts.policy = replace(config.policy(), home=decided.home)
+        self._apply(hubfile.presences(root))
         self.next_presence = 0.0
         return decided
+
+    def refresh(self) -> None:
+        """Read the presence files again now (before refusing a recipient as unknown)."""
+        self._apply(hubfile.presences(self.parts.hub.root))
+
+    def _apply(self, others: list[Presence]) -> None:
+        """Rule 2, and rule 5 of `core.home`: which seats another watcher answers."""
+        parts, current = self.parts, self.current
+        assert current is not None
+        config = parts.config
+        own = home.specific_name(config.names)
+        taken = home.taken(own, current.home, current.name, config.seats, others)
+        if taken != parts.policy.taken:
+            parts.log.info("hub.seats_elsewhere", seats=sorted(taken))
+            self.changed = True
+        parts.policy = replace(config.policy(), home=current.home, taken=taken)
 
     def tick(self, now: float) -> None:
         """Rule 3, when due (`next_presence`, monotonic); during a handover, rule 4 again."""
@@ -116,12 +135,15 @@ class Homing:
             names=tuple(config.names),
             home=self.current.home,
             last_seen=timestamp(parts.clock.wall()),
+            seats=tuple(config.seats),
         )
         try:
             hubfile.write_presence(parts.hub.root, presence)
         except OSError as error:
             parts.log.error("presence.unwritable", reason=str(error))
-        rivals = tuple(home.rivals(hubfile.presences(parts.hub.root), parts.clock.wall()))
+        others = hubfile.presences(parts.hub.root)
+        self._apply(others)
+        rivals = tuple(home.rivals(others, parts.clock.wall()))
         if rivals and rivals != self._rivals:
             names = ", ".join(rivals)
             text = f"two watchers act as home of {parts.hub.root}: {names}; set home = false on all but one"

@@ -53,6 +53,7 @@ class Daemon:
         self.pipeline = Pipeline(parts, self.recoveries)
         self.effects = Effects(parts, self.runs)
         self.homing = Homing(parts)
+        parts.recheck_homes = self.homing.refresh
         self.systemd = SystemdNotifier()
         self._reload_requested = self._rescan_requested = False
         self._last_status = ""
@@ -70,6 +71,7 @@ class Daemon:
     ) -> None:
         """Recover, then scan and serve until `stop` (or, with `once`, until nothing is left)."""
         self.homing.resolve()
+        self.homing.tick(time.monotonic())  # this watcher's presence, before the first scan
         self.recover()
         if not once:
             self.arrivals.watch(polling=polling)
@@ -93,6 +95,10 @@ class Daemon:
                     break
                 self._report_health()
                 self.homing.tick(time.monotonic())
+                if self.homing.changed:  # inputs it left may be its own now, or no longer
+                    self.homing.changed = False
+                    self.parts.intake.release_all()
+                    next_scan = 0.0
                 next_scan = self._wait(next_scan)
         finally:
             self.arrivals.stop()

@@ -60,6 +60,7 @@ class Parts:
     policy: Policy = field(init=False)
     in_flight: set[Where] = field(default_factory=set)  # inputs whose job is queued or running
     last_error: str | None = None
+    recheck_homes: Callable[[], None] = lambda: None  # re-read who else watches (`daemon.homing`)
 
     def __post_init__(self) -> None:
         self.policy = self.config.policy()

@@ -16,6 +16,8 @@ Rules:
 6. On a watcher that is not the hub's home (`core.home`) nothing is refused: an invalid or
    unreadable file, or a lone signature, is left for the home watcher to answer.
 7. A new id whose reply another watcher has already written in `outbox/` is left alone.
+8. Before a recipient is refused as unknown, the other watchers' presence files are read again:
+   a seat another watcher answers is left to it.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from slopd.core.ids import reply_id
 from slopd.core.lifecycle import Seen, Status, Step, step
 from slopd.core.names import Kind, order_of
 from slopd.core.outcome import INTERRUPTED
-from slopd.core.routing import Lane, Leave, Reject, decide, elsewhere
+from slopd.core.routing import UNKNOWN_RECIPIENT, Lane, Leave, Reject, decide, elsewhere
 from slopd.core.verdicts import Invalid, Valid
 from slopd.daemon import plans
 from slopd.daemon.gate import Hold
@@ -141,9 +143,9 @@ class Pipeline:
     ) -> plans.Plan:
         """Rule 4."""
         parts = self.parts
-        leave = elsewhere(envelope, parts.policy)
-        if leave is None and row is None:
-            leave = self._answered_elsewhere(envelope)
+        leave = elsewhere(envelope, parts.policy) or (
+            self._answered_elsewhere(envelope) if row is None else None
+        )
         if leave is not None:
             if row is None:
                 input.log.info("envelope.left", reason=leave.reason)
@@ -164,24 +166,34 @@ class Pipeline:
                     input.log.info("envelope.held", reason=f"waiting for its assets {attached.missing}")
                 return plans.Wait(entry.signature, attached.until)
             refused = attached
-        if isinstance(verdict, Valid):
-            others = list(verdict.cosigners)
-            input.log.info(
-                "order.verified",
-                principal=verdict.principal,
-                key=verdict.fingerprint,
-                line=verdict.line,
-                cosigners=others,
-            )
-        elif verdict is not None:
-            input.log.warning("order.rejected", reason=verdict.reason)
+        if verdict is not None:
+            self._log_verdict(input, verdict)
         sent = row.replies if row is not None else ()
         if refused is not None:
             input.log.warning("assets.rejected", reason=refused.reason)
             return plans.Perform(input, envelope, Reject(refused.reason), sent, new=row is None, sha256=sha)
         decision = decide(envelope, Lane(input.lane), parts.policy, verdict)
-        assert not isinstance(decision, Leave)
+        if isinstance(decision, Reject) and decision.reason.startswith(UNKNOWN_RECIPIENT):
+            parts.recheck_homes()  # rule 8: perhaps a seat of a watcher this one has not heard of yet
+            decision = elsewhere(envelope, parts.policy) or decision
+        if isinstance(decision, Leave):
+            input.log.info("envelope.left", reason=decision.reason)
+            return plans.Quiet(entry.signature)
         return plans.Perform(input, envelope, decision, sent, new=row is None, sha256=sha)
+
+    @staticmethod
+    def _log_verdict(input: Input, verdict: Valid | Invalid) -> None:
+        if isinstance(verdict, Invalid):
+            input.log.warning("order.rejected", reason=verdict.reason)
+            return
+        cosigners = list(verdict.cosigners)
+        input.log.info(
+            "order.verified",
+            principal=verdict.principal,
+            key=verdict.fingerprint,
+            line=verdict.line,
+            cosigners=cosigners,
+        )
 
     def _answered_elsewhere(self, envelope: Envelope) -> Leave | None:
         """Rule 7: a new id that another watcher has already answered (the home moved while it
