@@ -16,8 +16,8 @@ Rules:
 6. On a watcher that is not the hub's home (`core.home`) nothing is refused: an invalid or
    unreadable file, or a lone signature, is left for the home watcher to answer.
 7. A new id whose reply another watcher has already written in `outbox/` is left alone.
-8. Before a recipient is refused as unknown, the other watchers' presence files are read again:
-   a seat another watcher answers is left to it.
+8. Before a recipient is refused as unknown, and before a watcher that is not home runs one of
+   its seats, the presence files are read again: a seat another watcher answers is left to it.
 """
 
 from __future__ import annotations
@@ -29,7 +29,8 @@ from slopd.core.ids import reply_id
 from slopd.core.lifecycle import Seen, Status, Step, step
 from slopd.core.names import Kind, order_of
 from slopd.core.outcome import INTERRUPTED
-from slopd.core.routing import UNKNOWN_RECIPIENT, Lane, Leave, Reject, decide, elsewhere
+from slopd.core.routing import UNKNOWN_RECIPIENT, Decision, Execute, Lane, Leave, Reject, decide, elsewhere
+from slopd.core.targets import TargetKind
 from slopd.core.verdicts import Invalid, Valid
 from slopd.daemon import plans
 from slopd.daemon.gate import Hold
@@ -173,13 +174,20 @@ class Pipeline:
             input.log.warning("assets.rejected", reason=refused.reason)
             return plans.Perform(input, envelope, Reject(refused.reason), sent, new=row is None, sha256=sha)
         decision = decide(envelope, Lane(input.lane), parts.policy, verdict)
-        if isinstance(decision, Reject) and decision.reason.startswith(UNKNOWN_RECIPIENT):
-            parts.recheck_homes()  # rule 8: perhaps a seat of a watcher this one has not heard of yet
+        if self._ask_again(decision):
+            parts.recheck_homes()
             decision = elsewhere(envelope, parts.policy) or decision
         if isinstance(decision, Leave):
             input.log.info("envelope.left", reason=decision.reason)
             return plans.Quiet(entry.signature)
         return plans.Perform(input, envelope, decision, sent, new=row is None, sha256=sha)
+
+    def _ask_again(self, decision: Decision) -> bool:
+        """Rule 8: a decision that another watcher's seats could change."""
+        if isinstance(decision, Reject):
+            return decision.reason.startswith(UNKNOWN_RECIPIENT)
+        seat = isinstance(decision, Execute) and decision.target.kind is TargetKind.SEAT
+        return seat and not self.parts.policy.home
 
     @staticmethod
     def _log_verdict(input: Input, verdict: Valid | Invalid) -> None:
