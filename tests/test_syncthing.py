@@ -50,7 +50,15 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import HubDir, envelope_text, front_matter, toml_argv, toml_string, wait_for
+from tests.conftest import (
+    HubDir,
+    RunningDaemon,
+    envelope_text,
+    front_matter,
+    toml_argv,
+    toml_string,
+    wait_for,
+)
 
 SYNCTHING = shutil.which("syncthing") or "/usr/bin/syncthing"
 SSH_KEYGEN = "/usr/bin/ssh-keygen"
@@ -809,3 +817,119 @@ def test_three_hundred_envelopes_through_syncthing_are_each_answered_once(
         print(f"[syncthing] VIOLATED {name}: {found if isinstance(found, list) else list(found)}")
     assert violations == {}
     assert conflict_files, "Syncthing made no conflict copy: the conflict writes never conflicted"
+
+
+# -- many machines, one hub (SPEC §7) ------------------------------------------------------------
+
+
+def _drop_into(stage: Path, replica: Path, ident: str, to: str) -> None:
+    """An instigate written in a staging dir outside the folder, renamed into `replica`'s inbox/."""
+    directory = stage / secrets.token_hex(8)
+    directory.mkdir()
+    staged = directory / f"{ident}.md"
+    staged.write_text(envelope_text(f"Do {ident}.\n", id=ident, type="instigate", to=to), encoding="utf-8")
+    os.rename(staged, replica / "inbox" / staged.name)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(240)
+def test_a_watcher_on_each_replica_runs_each_instigate_once_on_the_right_machine(
+    hub: HubDir, tmp_path: Path
+) -> None:
+    """One slopd on each Syncthing replica of a hub whose home is watcher:alpha: alpha on A, beta on
+    B, each with its own state dir. Generic instigates and some `to: watcher:beta`, dropped on
+    either replica, each run exactly once — the generic ones on alpha, the others on beta — are
+    answered once by that watcher on both replicas, and each watcher left the other's inputs that
+    reached it first; `slopd status` on B lists both watchers, alpha as home."""
+    began = time.monotonic()
+    replica_a, replica_b = hub.root, tmp_path / "replica-b"
+    replica_b.mkdir()
+    made = hub.slopd("hub", "home", "--hub", str(replica_a), "watcher:alpha")
+    assert made.returncode == 0, made.stderr
+    stage = tmp_path / "stage"
+    stage.mkdir()
+    script = tmp_path / "tools" / "agent.py"
+    script.parent.mkdir()
+    script.write_text(AGENT)
+    journal = tmp_path / "journal"
+    alpha = hub
+    beta = HubDir(replica_b, tmp_path / "state-beta", tmp_path / "config-beta.toml", hub.env)
+    for name, machine in (("alpha", alpha), ("beta", beta)):
+        machine.write_config(
+            f'names = ["watcher", "watcher:{name}"]\n'
+            "settle = 0.5\n"
+            "rescan_interval = 5\n"
+            "[executor]\n"
+            f"command = {toml_argv([sys.executable, script, name, journal])}\n"
+            "timeout = 60\n"
+        )
+    where = {f"{PREFIX}-home-generic-{n}": ("alpha", "AB"[n % 2]) for n in range(6)}
+    where |= {f"{PREFIX}-home-to-beta-{n}": ("beta", "AB"[n % 2]) for n in range(2)}
+    replica = {"A": replica_a, "B": replica_b}
+
+    def answered_on_both() -> bool:
+        return all(
+            (root / "outbox" / f"{ident}.result.md").exists()
+            and not (root / "inbox" / f"{ident}.md").exists()
+            for root in (replica_a, replica_b)
+            for ident in where
+        )
+
+    with syncthing_pair(tmp_path, replica_a, replica_b) as (st_a, st_b):
+        # B gets the hub, its hub file included, before beta starts: beta must not claim it.
+        hub_file = replica_b / ".slopd" / "hub.toml"
+        wait_for(
+            lambda: hub_file.exists() and all((replica_b / lane).is_dir() for lane in (*LANES, "outbox")), 60
+        )
+        assert 'home = "watcher:alpha"' in hub_file.read_text()
+        with RunningDaemon(alpha) as alpha_daemon, RunningDaemon(beta) as beta_daemon:
+            alpha_daemon.up(timeout=30)
+            beta_daemon.up(timeout=30)
+            assert beta.events("hub.not_home")
+            assert not alpha.events("hub.not_home")
+            for ident, (runs_on, dropped_on) in where.items():
+                to = "watcher" if runs_on == "alpha" else "watcher:beta"
+                _drop_into(stage, replica[dropped_on], ident, to)
+                time.sleep(0.2)
+
+            def settled() -> bool:
+                for daemon in (alpha_daemon, beta_daemon):
+                    daemon.check_alive()
+                if not answered_on_both() or not (replica_b / ".slopd" / "watchers" / "alpha.json").exists():
+                    return False
+                return st_a.in_sync_with(st_b) and st_b.in_sync_with(st_a)
+
+            wait_for(settled, timeout=120, interval=0.5)
+            status = beta.slopd("status", "--hub", str(replica_b), "--state", str(beta.state), "--json")
+            for daemon in (alpha_daemon, beta_daemon):
+                assert daemon.stop() == 0, daemon.stderr_tail()
+
+    runs = [line.split() for line in journal.read_text().splitlines()]
+    ran_on: dict[str, list[str]] = {}
+    for machine_name, ident, _digest in runs:
+        ran_on.setdefault(ident, []).append(machine_name)
+    print(f"\n[syncthing] two watchers: {len(runs)} executions; whole test {time.monotonic() - began:.1f} s")
+    assert ran_on == {ident: [runs_on] for ident, (runs_on, _dropped_on) in where.items()}
+    outbox_a, outbox_b = replies(replica_a / "outbox"), replies(replica_b / "outbox")
+    assert outbox_a == outbox_b
+    for ident, (runs_on, dropped_on) in where.items():
+        headers = [front_matter(data.decode()) for data in outbox_a.values()]
+        mine = sorted((h["type"], h["from"]) for h in headers if h.get("in_reply_to") == ident)
+        assert mine == [("ack", f"watcher:{runs_on}"), ("result", f"watcher:{runs_on}")], ident
+        if dropped_on != {"alpha": "A", "beta": "B"}[runs_on]:
+            # Dropped on the other machine's replica: that watcher saw it first and left it.
+            other = beta if runs_on == "alpha" else alpha
+            assert other.events("envelope.left", id=ident), ident
+    assert len(outbox_a) == 2 * len(where)
+    for root in (replica_a, replica_b):
+        assert sorted(p.name for p in (root / "archive").glob("*/*")) == sorted(f"{i}.md" for i in where)
+        assert input_files(root) == []
+    assert not [p for root in (replica_a, replica_b) for p in root.rglob("*.sync-conflict-*")]
+    assert status.returncode == 0, status.stderr
+    watchers = json.loads(status.stdout)["hub_watchers"]
+    assert watchers["home"] == "watcher:alpha"
+    assert {w["name"]: w["home"] for w in watchers["watchers"]} == {
+        "watcher:alpha": True,
+        "watcher:beta": False,
+    }
+    assert watchers["two_homes"] == []

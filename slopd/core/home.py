@@ -11,8 +11,9 @@ Rules:
    specific names and its seats (`core.routing.elsewhere`).
 4. Each watcher's presence is a small JSON file in `HUB/.slopd/watchers/`, refreshed every
    `PRESENCE_EVERY` seconds; a presence older than `PRESENCE_STALE` is not counted. Two fresh
-   presences that both say home are an error (`rivals`). Sync-client conflict copies of a
-   presence are read like the original; the newest record of each name wins.
+   presences that both say home are an error (`rivals`) — one name on two hosts too. Sync-client
+   conflict copies of a presence are read like the original; the newest record of each name and
+   host wins.
 5. A seat is answered by one watcher: a seat the home watcher has is the home's; a seat only
    other watchers have is theirs, and the home leaves it (`taken`, from the presence files).
 """
@@ -145,13 +146,15 @@ def parse_presence(data: bytes) -> Presence | None:
 
 
 def newest(presences: Iterable[Presence]) -> list[Presence]:
-    """Rule 4: one record per watcher name, the newest, sorted by name."""
-    best: dict[str, Presence] = {}
+    """Rule 4: one record per watcher name and host, the newest, sorted by name and host (one
+    config copied to two machines gives one name on two hosts: both are listed)."""
+    best: dict[tuple[str, str], Presence] = {}
     for presence in presences:
-        held = best.get(presence.name)
+        key = (presence.name, presence.host)
+        held = best.get(key)
         if held is None or _seen(presence) > _seen(held):
-            best[presence.name] = presence
-    return [best[name] for name in sorted(best)]
+            best[key] = presence
+    return [best[key] for key in sorted(best)]
 
 
 def fresh(presence: Presence, now: datetime) -> bool:
@@ -160,8 +163,11 @@ def fresh(presence: Presence, now: datetime) -> bool:
 
 def rivals(presences: Iterable[Presence], now: datetime) -> list[str]:
     """Rule 4: the names of fresh watchers that say they are home, when more than one does."""
-    homes = [presence.name for presence in newest(presences) if presence.home and fresh(presence, now)]
-    return homes if len(homes) > 1 else []
+    homes = [presence for presence in newest(presences) if presence.home and fresh(presence, now)]
+    if len(homes) < 2:
+        return []
+    twice = {presence.name for presence in homes if sum(other.name == presence.name for other in homes) > 1}
+    return [f"{p.name} on {p.host}" if p.name in twice else p.name for p in homes]
 
 
 def taken(

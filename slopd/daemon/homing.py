@@ -137,13 +137,14 @@ class Homing:
             last_seen=timestamp(parts.clock.wall()),
             seats=tuple(config.seats),
         )
+        others = hubfile.presences(parts.hub.root)  # before this watcher's own file is rewritten
         try:
             hubfile.write_presence(parts.hub.root, presence)
         except OSError as error:
             parts.log.error("presence.unwritable", reason=str(error))
-        others = hubfile.presences(parts.hub.root)
         self._apply(others)
-        rivals = tuple(home.rivals(others, parts.clock.wall()))
+        rest = [other for other in others if (other.name, other.host) != (presence.name, presence.host)]
+        rivals = tuple(home.rivals([*rest, presence], parts.clock.wall()))
         if rivals and rivals != self._rivals:
             names = ", ".join(rivals)
             text = f"two watchers act as home of {parts.hub.root}: {names}; set home = false on all but one"

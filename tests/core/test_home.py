@@ -131,3 +131,12 @@ def test_the_newest_record_of_a_watcher_wins_and_stale_homes_do_not_count() -> N
 def test_presence_files_have_no_colon_in_their_name() -> None:
     """`watcher:laptop` is kept as `laptop.json` (Windows and some sync clients refuse `:`)."""
     assert home.file_name("watcher:laptop") == "laptop.json"
+
+
+def test_one_name_home_on_two_hosts_is_two_homes() -> None:
+    """A config copied to two machines: both are `watcher:laptop`; both fresh homes are rivals,
+    named with their hosts, and both are listed."""
+    one = presence("watcher:laptop", is_home=True)
+    other = Presence("watcher:laptop", "desk", 9, "0.1.0", ("watcher", "watcher:laptop"), True, one.last_seen)
+    assert len(home.newest([one, other])) == 2
+    assert home.rivals([one, other], NOW) == ["watcher:laptop on desk", "watcher:laptop on laptop"]
