@@ -140,7 +140,11 @@ class Slopd(Contender):
     def lab(self) -> Lab:
         if Slopd._template is None:
             Slopd._template = scratch("template-") / "hub"
-            subprocess.run([*SLOPD, "init", str(Slopd._template)], check=True, capture_output=True)
+            subprocess.run(
+                [*SLOPD, "init", "--home", "watcher:bench", str(Slopd._template)],
+                check=True,
+                capture_output=True,
+            )
         base = scratch("slopd-")
         hub = base / "hub"
         shutil.copytree(Slopd._template, hub, symlinks=True)

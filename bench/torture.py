@@ -477,7 +477,7 @@ def check(lab: Lab, inputs: list[Input]) -> list[str]:
             problems.append(f"{ident} ran but is not an {'/'.join(RUNS)} of that journal")
 
     # 3. No temp or half-written files anywhere in the hub.
-    temps = [str(path.relative_to(hub)) for path in hub.rglob(".*")]
+    temps = [str(path.relative_to(hub)) for path in hub.rglob(".*") if path != hub / ".slopd"]
     if temps:
         problems.append(f"temp files left: {temps[:10]}")
 

@@ -548,7 +548,7 @@ def signed_orders(scenario: Scenario, lab: Lab) -> dict[str, bytes]:
         data = order(f"o-{slug}", f"{slug}.md")
         rejected(slug, reason, data, crafted_signature(data, raw_key, **fields))
     data = order("o-ecdsa", "ecdsa.md", from_=erin.principal)
-    rejected("ecdsa", "unsupported key type", data, sign(data, key=erin))
+    rejected("ecdsa", "key type .ecdsa-sha2-nistp256. is not accepted for orders", data, sign(data, key=erin))
     # 15: a valid signature of another order renamed beside this one.
     other = order("o-renamed-a", "a.md", "Another order.\n")
     data = order("o-renamed", "renamed.md")
@@ -669,7 +669,7 @@ def hostile_inbox(scenario: Scenario, lab: Lab) -> None:
         ("slash", "../../outside/evil"),
         ("dotdot", "a..b"),
         ("dot", ".hidden"),
-        ("upper", "Upper-Case"),
+        ("dash", "-leading-dash"),
         ("long", "a" * 129),
         ("bidi", "'a\u202eb'"),
         ("newline", '"a\\nb"'),

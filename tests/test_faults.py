@@ -90,8 +90,10 @@ def outbox_bytes(hub: HubDir) -> dict[str, bytes]:
 
 
 def temps(hub: HubDir) -> list[str]:
-    """Dot files anywhere in the hub: slopd's `.slopd-tmp-*` or a writer's leftovers."""
-    return sorted(str(path.relative_to(hub.root)) for path in hub.root.rglob(".*"))
+    """Dot files anywhere in the hub: slopd's `.slopd-tmp-*` or a writer's leftovers (the hub's
+    own folder `.slopd/` aside, not what is left in it)."""
+    own = hub.root / ".slopd"
+    return sorted(str(path.relative_to(hub.root)) for path in hub.root.rglob(".*") if path != own)
 
 
 def ledger_rows(hub: HubDir) -> dict[str, dict[str, Any]]:

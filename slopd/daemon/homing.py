@@ -57,7 +57,12 @@ class Homing:
         own = home.specific_name(config.names)
         hub_home, problem = hubfile.read_home(root)
         if config.home is None and hub_home is None and problem is None:
-            if hubfile.claim(root, own):
+            try:
+                claimed = hubfile.claim(root, own)
+            except OSError as error:  # a full disk, a read-only hub: act as home, claim next time
+                parts.log.error("hub.home_unclaimed", home=own, reason=str(error))
+                claimed = False
+            if claimed:
                 parts.log.warning(
                     "hub.home_claimed",
                     home=own,
