@@ -12,11 +12,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from slopd.core import home
 from slopd.shell import hubfile
-from slopd.shell.config import Config
+
+if TYPE_CHECKING:  # `slopd status` never loads the config machinery
+    from slopd.shell.config import Config
 
 
 def report(root: Path, now: datetime) -> dict[str, Any]:

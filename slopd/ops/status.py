@@ -9,7 +9,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from slopd.core.envelope import EnvelopeError, parse
 from slopd.core.layout import INPUT_LANES, LOCK_FILE, LOG_FILE
 from slopd.core.names import Kind, classify
 from slopd.core.vocabulary import MAX_ENVELOPE_BYTES
@@ -70,6 +69,9 @@ def _lanes(hub: Hub) -> dict[str, Any]:
 def _missing_signatures(hub: Hub, name: str, present: set[str]) -> list[str]:
     """The sidecars an order in `authorized/` names that are not in the lane yet (its own
     `NAME.sig` when it cannot be read as an envelope)."""
+    # Loaded on first use (PLC0415): the YAML parser only when an order is there to read.
+    from slopd.core.envelope import EnvelopeError, parse  # noqa: PLC0415
+
     contents = hub.read("authorized", name, MAX_ENVELOPE_BYTES)
     sidecars: tuple[str, ...] = (f"{name}.sig",)
     if isinstance(contents, Contents):
