@@ -25,7 +25,7 @@ from datetime import datetime
 from slopd.core import assets, orders, sshsig
 from slopd.core.envelope import Envelope
 from slopd.core.verdicts import Invalid, Verification
-from slopd.shell.fs import Contents
+from slopd.shell.fs import MISSING, Contents
 from slopd.shell.lanes import Hub
 
 LANE = "authorized"
@@ -101,7 +101,7 @@ class Gate:
             return None
         if isinstance(found, str):
             return found, None
-        if found.stat is None and not self.hub.exists(assets.LANE, name):
+        if found.reason == MISSING:
             return None
         return None, found.reason
 

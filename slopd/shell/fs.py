@@ -33,6 +33,7 @@ DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 _CREATE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 _CHUNK = 1 << 20
+MISSING = "does not exist"  # the reason of a file that is not there
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,7 +66,7 @@ def read_once(path: str | Path, limit: int, *, dir_fd: int | None = None) -> Con
     try:
         fd = os.open(path, _READ_FLAGS, dir_fd=dir_fd)
     except FileNotFoundError:
-        return Unreadable("does not exist", None)  # even if it appears a moment later
+        return Unreadable(MISSING, None)  # even if it appears a moment later
     except OSError as error:
         try:
             status: os.stat_result | None = os.stat(path, dir_fd=dir_fd, follow_symlinks=False)
@@ -109,7 +110,7 @@ def digest(dir_fd: int, name: str, *, copy_to: Path | None = None) -> str | Unre
     try:
         fd = os.open(name, _READ_FLAGS, dir_fd=dir_fd)
     except FileNotFoundError:
-        return Unreadable("does not exist", None)
+        return Unreadable(MISSING, None)
     except OSError as error:
         return Unreadable(f"cannot be opened ({error.strerror}); only regular files are read", None)
     try:

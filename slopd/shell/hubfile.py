@@ -51,7 +51,7 @@ def read_home(root: Path) -> tuple[str | None, str | None]:
     except OSError as error:
         return None, f"{home.FOLDER}/ cannot be opened: {error.strerror}"
     if isinstance(contents, fs.Unreadable):
-        if contents.stat is None and contents.reason == "does not exist":
+        if contents.reason == fs.MISSING:
             return None, None
         return None, f"{home.FOLDER}/{home.HUB_FILE} {contents.reason}"
     try:
