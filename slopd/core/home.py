@@ -13,7 +13,7 @@ Rules:
    `PRESENCE_EVERY` seconds; a presence older than `PRESENCE_STALE` is not counted. Two fresh
    presences that both say home are an error (`rivals`) — one name on two hosts too. Sync-client
    conflict copies of a presence are read like the original; the newest record of each name and
-   host wins.
+   host wins. A watcher that stops says so in its presence (`stopped`): it counts as stale.
 5. A seat is answered by one watcher: a seat the home watcher has is the home's; a seat only
    other watchers have is theirs, and the home leaves it (`taken`, from the presence files).
 """
@@ -106,6 +106,7 @@ class Presence:
     home: bool
     last_seen: str  # ISO 8601 UTC
     seats: tuple[str, ...] = ()
+    stopped: bool = False  # written at shutdown: it acts as nothing until it starts again
 
     def record(self) -> dict[str, object]:
         """The JSON object of the presence file (and of `slopd status --json`)."""
@@ -118,6 +119,7 @@ class Presence:
             "home": self.home,
             "last_seen": self.last_seen,
             "seats": list(self.seats),
+            "stopped": self.stopped,
         }
 
 
@@ -138,6 +140,7 @@ def parse_presence(data: bytes) -> Presence | None:
             home=record["home"] is True,
             last_seen=str(record["last_seen"]),
             seats=tuple(str(seat) for seat in record.get("seats", ())),
+            stopped=record.get("stopped") is True,
         )
         aware = datetime.fromisoformat(presence.last_seen).tzinfo is not None
     except (ValueError, KeyError, TypeError):
@@ -158,7 +161,7 @@ def newest(presences: Iterable[Presence]) -> list[Presence]:
 
 
 def fresh(presence: Presence, now: datetime) -> bool:
-    return now - _seen(presence) <= PRESENCE_STALE
+    return not presence.stopped and now - _seen(presence) <= PRESENCE_STALE
 
 
 def rivals(presences: Iterable[Presence], now: datetime) -> list[str]:

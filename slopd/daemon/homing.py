@@ -10,7 +10,8 @@ Rules:
    (status, systemd) and notified to the human, once per pair of names.
 4. A handover is safe in either order of reloads: a watcher the hub file makes home does not
    act as home while another watcher's fresh presence still says it is; it looks again every
-   `HANDOVER_POLL` seconds (the old home steps down at its reload, or its presence goes stale).
+   `HANDOVER_POLL` seconds (the old home steps down at its reload or stop, or its presence
+   goes stale).
    Only the trusted config (`home = true`) skips the wait.
 """
 
@@ -106,6 +107,31 @@ class Homing:
         self.next_presence = 0.0
         return decided
 
+    def _presence(self, *, stopped: bool = False) -> Presence:
+        parts, config = self.parts, self.parts.config
+        assert self.current is not None
+        return Presence(
+            name=home.specific_name(config.names),
+            host=socket.gethostname(),
+            pid=os.getpid(),
+            version=_version(),
+            names=tuple(config.names),
+            home=self.current.home and not stopped,
+            last_seen=timestamp(parts.clock.wall()),
+            seats=tuple(config.seats),
+            stopped=stopped,
+        )
+
+    def stopped(self) -> None:
+        """At shutdown: the presence says this watcher stopped, so a new home need not wait for
+        it to go stale (rule 4)."""
+        if self.current is None:
+            return
+        try:
+            hubfile.write_presence(self.parts.hub.root, self._presence(stopped=True))
+        except OSError as error:
+            self.parts.log.error("presence.unwritable", reason=str(error))
+
     def refresh(self) -> None:
         """Read the presence files again now (before refusing a recipient as unknown)."""
         self._apply(hubfile.presences(self.parts.hub.root))
@@ -131,17 +157,7 @@ class Homing:
         self.next_presence = now + (HANDOVER_POLL if self.handing_over else home.PRESENCE_EVERY)
         parts = self.parts
         assert self.current is not None
-        config = parts.config
-        presence = Presence(
-            name=home.specific_name(config.names),
-            host=socket.gethostname(),
-            pid=os.getpid(),
-            version=_version(),
-            names=tuple(config.names),
-            home=self.current.home,
-            last_seen=timestamp(parts.clock.wall()),
-            seats=tuple(config.seats),
-        )
+        presence = self._presence()
         others = hubfile.presences(parts.hub.root)  # before this watcher's own file is rewritten
         try:
             hubfile.write_presence(parts.hub.root, presence)

@@ -271,6 +271,7 @@ class Daemon:
                 self.wakeup.wait(timeout=0.1)
                 self.wakeup.clear()
                 self.finish_jobs()
+        self.homing.stopped()
         self.parts.notifier.flush()
         self.parts.notifier.wait()
 

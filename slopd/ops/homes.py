@@ -39,13 +39,11 @@ def render(info: dict[str, Any]) -> list[str]:
     else:
         lines = [f"home:    {info['home'] or 'none recorded yet (the first slopd run claims it)'}"]
     for watcher in info["watchers"]:
-        role = (
-            "home"
-            if watcher["home"]
-            else "not home: answers only "
-            + ", ".join(name for name in watcher["names"] if name not in home.GENERIC)
-        )
-        stale = ", stale" if watcher["stale"] else ""
+        own = ", ".join(name for name in watcher["names"] if name not in home.GENERIC)
+        role = "home" if watcher["home"] else f"not home: answers only {own}"
+        if watcher["stopped"]:
+            role = "stopped"
+        stale = ", stale" if watcher["stale"] and not watcher["stopped"] else ""
         lines.append(
             f"  watcher {watcher['name']} on {watcher['host']} (pid {watcher['pid']}): {role};"
             f" last seen {watcher['last_seen']}{stale}"

@@ -140,3 +140,14 @@ def test_one_name_home_on_two_hosts_is_two_homes() -> None:
     other = Presence("watcher:laptop", "desk", 9, "0.1.0", ("watcher", "watcher:laptop"), True, one.last_seen)
     assert len(home.newest([one, other])) == 2
     assert home.rivals([one, other], NOW) == ["watcher:laptop on desk", "watcher:laptop on laptop"]
+
+
+def test_a_stopped_watcher_is_neither_fresh_nor_a_rival() -> None:
+    """A watcher writes `stopped` at shutdown: a new home need not wait for it to go stale."""
+    laptop = presence("watcher:laptop", is_home=True)
+    desk = Presence(
+        "watcher:desk", "desk", 9, "0.1.0", ("watcher:desk",), True, laptop.last_seen, stopped=True
+    )
+    assert home.parse_presence(home.render_presence(desk)) == desk
+    assert not home.fresh(desk, NOW)
+    assert home.rivals([laptop, desk], NOW) == []
