@@ -180,18 +180,23 @@ class HubDir:
         ]
 
 
-@pytest.fixture(name="hub")
-def fixture_hub(tmp_path: Path) -> HubDir:
-    root = tmp_path / "hub"
+def hub_env(tmp: Path) -> dict[str, str]:
+    """The environment slopd runs in for a test: XDG dirs of its own in `tmp`, no systemd."""
     env = dict(os.environ)
     env.update(
-        XDG_CONFIG_HOME=str(tmp_path / "xdg-config"),
-        XDG_STATE_HOME=str(tmp_path / "xdg-state"),
+        XDG_CONFIG_HOME=str(tmp / "xdg-config"),
+        XDG_STATE_HOME=str(tmp / "xdg-state"),
         PYTHONDONTWRITEBYTECODE="1",
     )
     for key in ("NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID"):
         env.pop(key, None)
-    made = HubDir(root=root, state=tmp_path / "state", config=tmp_path / "config.toml", env=env)
+    return env
+
+
+@pytest.fixture(name="hub")
+def fixture_hub(tmp_path: Path) -> HubDir:
+    root = tmp_path / "hub"
+    made = HubDir(root=root, state=tmp_path / "state", config=tmp_path / "config.toml", env=hub_env(tmp_path))
     # No home recorded: the first daemon started claims the hub (whatever names its config gives).
     result = made.slopd("init", "--no-home", str(root))
     assert result.returncode == 0, result.stderr

@@ -31,7 +31,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import HubDir, RunningDaemon, envelope_text, front_matter, toml_argv, wait_for
+from tests.conftest import HubDir, RunningDaemon, envelope_text, front_matter, hub_env, toml_argv, wait_for
 
 PREFIX = "20260801t120000z"
 
@@ -186,15 +186,7 @@ class Cluster:
 
 def make_cluster(tmp: Path, *init: str) -> Cluster:
     """A hub made by `slopd init INIT… HUB` in `tmp`, with XDG dirs of its own."""
-    env = dict(os.environ)
-    env.update(
-        XDG_CONFIG_HOME=str(tmp / "xdg-config"),
-        XDG_STATE_HOME=str(tmp / "xdg-state"),
-        PYTHONDONTWRITEBYTECODE="1",
-    )
-    for key in ("NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID"):
-        env.pop(key, None)
-    made = Cluster(tmp, tmp / "hub", env)
+    made = Cluster(tmp, tmp / "hub", hub_env(tmp))
     made.init(made.root, *init)
     return made
 

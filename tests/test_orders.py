@@ -34,6 +34,7 @@ from tests.conftest import (
     RunningDaemon,
     body_of,
     front_matter,
+    hub_env,
     toml_argv,
     toml_string,
     wait_for,
@@ -157,15 +158,7 @@ def render(fields: dict[str, str | None], body: str) -> bytes:
 
 def new_hub(tmp: Path) -> HubDir:
     """A hub made by `slopd init`, as the `hub` fixture makes it (for module-scoped set-ups)."""
-    env = dict(os.environ)
-    env.update(
-        XDG_CONFIG_HOME=str(tmp / "xdg-config"),
-        XDG_STATE_HOME=str(tmp / "xdg-state"),
-        PYTHONDONTWRITEBYTECODE="1",
-    )
-    for key in ("NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID"):
-        env.pop(key, None)
-    made = HubDir(root=tmp / "hub", state=tmp / "state", config=tmp / "config.toml", env=env)
+    made = HubDir(root=tmp / "hub", state=tmp / "state", config=tmp / "config.toml", env=hub_env(tmp))
     result = made.slopd("init", "--no-home", str(made.root))
     assert result.returncode == 0, result.stderr
     return made

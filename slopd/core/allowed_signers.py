@@ -264,13 +264,18 @@ def _check(entry: Entry, principal: str, namespace: str, now: datetime) -> Autho
     """`Authorized`, or how far the entry got (1 principal, 2 namespace, 3 time) and why it stopped."""
     if not match_pattern_list(principal, entry.principals):
         return 1, f"key not allowed for principal {_show(principal)}"
+    return _usable(entry, namespace, now) or Authorized(entry.line)
+
+
+def _usable(entry: Entry, namespace: str, now: datetime) -> tuple[int, str] | None:
+    """Why the entry does not allow its key in `namespace` at `now` (2 namespace, 3 time), if so."""
     if entry.namespaces is not None and not match_pattern_list(namespace, entry.namespaces):
         return 2, f"key not permitted for namespace {_show(namespace)}"
     if entry.valid_after is not None and now < entry.valid_after:
         return 3, f"key not yet valid (valid-after {entry.valid_after.isoformat()})"
     if entry.valid_before is not None and now > entry.valid_before:
         return 3, f"key expired (valid-before {entry.valid_before.isoformat()})"
-    return Authorized(entry.line)
+    return None
 
 
 def authorize(
@@ -294,15 +299,8 @@ def find_principals(
 ) -> list[tuple[str, int]]:
     """The principals (as written) and line of every entry allowing `public_key` in `namespace`
     at `now`, whatever the principal — `ssh-keygen -Y find-principals`."""
-    found = []
-    for entry in entries:
-        if entry.public_key != public_key:
-            continue
-        if entry.namespaces is not None and not match_pattern_list(namespace, entry.namespaces):
-            continue
-        if entry.valid_after is not None and now < entry.valid_after:
-            continue
-        if entry.valid_before is not None and now > entry.valid_before:
-            continue
-        found.append((entry.principals, entry.line))
-    return found
+    return [
+        (entry.principals, entry.line)
+        for entry in entries
+        if entry.public_key == public_key and _usable(entry, namespace, now) is None
+    ]

@@ -177,16 +177,15 @@ def _other_principal(
     trust: Trust, key: PublicKey, now: datetime
 ) -> tuple[str, allowed_signers.Authorized] | None:
     """Rule 3 for a co-signer: the first literal principal of an entry allowing the key now."""
-    for entry in trust.signers:
-        if entry.public_key != key:
-            continue
-        for principal in entry.principals.split(","):
-            if principal and not principal.startswith("!") and not any(char in principal for char in "*?"):
-                authorized = allowed_signers.authorize(
-                    (entry,), public_key=key, principal=principal, namespace=trust.namespace, now=now
-                )
-                if isinstance(authorized, allowed_signers.Authorized):
-                    return principal, authorized
+    for principals, line in allowed_signers.find_principals(
+        trust.signers, public_key=key, namespace=trust.namespace, now=now
+    ):
+        for principal in principals.split(","):
+            literal = (
+                principal and not principal.startswith("!") and not any(char in principal for char in "*?")
+            )
+            if literal and allowed_signers.match_pattern_list(principal, principals):
+                return principal, allowed_signers.Authorized(line)
     return None
 
 

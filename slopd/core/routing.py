@@ -30,7 +30,6 @@ from slopd.core.verdicts import Valid, Verification
 from slopd.core.vocabulary import REPLY_TYPES
 
 HUMAN = "human"
-UNKNOWN_RECIPIENT = "unknown recipient"
 
 
 class Lane(StrEnum):
@@ -48,6 +47,7 @@ class Policy:
     actions: frozenset[str] = frozenset()
     home: bool = True  # the hub's home watcher: answers `watcher`, `human` and the rest
     taken: frozenset[str] = frozenset()  # seats another watcher of the hub answers (`core.home`)
+    shared: bool = False  # other watchers' presences are in the hub
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,10 +101,9 @@ def decide(  # noqa: PLR0911  # one early decision per rule, in the order of the
         return _order(envelope, policy, verification)
     if envelope.type in REPLY_TYPES:
         return Record()
-    ours = to in policy.names
-    if not (ours or to == HUMAN or to in policy.seats):
+    if unknown_recipient(envelope, policy):
         known = ", ".join(sorted(policy.names | policy.seats | {HUMAN}))
-        return Reject(f"{UNKNOWN_RECIPIENT} {to!r}: this watcher handles {known}")
+        return Reject(f"unknown recipient {to!r}: this watcher handles {known}")
     if envelope.action is not None:
         return Reject("'action' is allowed only on signed orders in authorized/; nothing was run")
     if envelope.type in ("handshake", "note"):
@@ -134,6 +133,12 @@ def _order(envelope: Envelope, policy: Policy, verification: Verification | None
     if action not in policy.actions:
         return Reject(f"action {action!r} is not configured on this watcher; nothing was run")
     return Execute(Target(TargetKind.ACTION, action))
+
+
+def unknown_recipient(envelope: Envelope, policy: Policy) -> bool:
+    """Rule 4: `to` is none of this watcher's names, not `human` and not one of its seats."""
+    to = envelope.to
+    return not (to in policy.names or to == HUMAN or to in policy.seats)
 
 
 def elsewhere(envelope: Envelope, policy: Policy) -> Leave | None:

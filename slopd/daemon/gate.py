@@ -18,7 +18,7 @@ Rules:
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -44,11 +44,12 @@ class Hold:
 class Gate:
     def __init__(self, hub: Hub, trust: orders.Trust | None, grace: float, clock: Callable[[], datetime]):
         self.hub, self.trust, self.grace, self.clock = hub, trust, grace, clock
-        self._first_seen: dict[str, float] = {}
+        # When each held thing was first seen: an order or a lone sidecar by name, an envelope
+        # waiting for assets by (lane, name).
+        self._first_seen: dict[Hashable, float] = {}
         self._waiting: dict[str, str] = {}  # sidecar -> the order waiting for it
-        self._assets_seen: dict[tuple[str, str], float] = {}
 
-    def _seen(self, name: str, now: float) -> tuple[float, bool]:
+    def _seen(self, name: Hashable, now: float) -> tuple[float, bool]:
         first = name not in self._first_seen
         return self._first_seen.setdefault(name, now), first
 
@@ -73,6 +74,7 @@ class Gate:
 
     def attachments(self, lane: str, name: str, envelope: Envelope, now: float) -> Hold | Invalid | None:
         """Rule 5: hold `lane/name` for its assets, refuse it for one, or None when all are here."""
+        key = (lane, name)
         missing = []
         for asset in envelope.assets:
             found = self._digest(asset.name)
@@ -81,17 +83,16 @@ class Gate:
                 continue
             reason = assets.check(asset, *found)
             if reason is not None:
-                self._assets_seen.pop((lane, name), None)
+                self._first_seen.pop(key, None)
                 return Invalid(reason)
-        if not missing:
-            self._assets_seen.pop((lane, name), None)
-            return None
-        first = (lane, name) not in self._assets_seen
-        since = self._assets_seen.setdefault((lane, name), now)
-        if now < since + self.grace:
-            return Hold(", ".join(missing), min(since + self.grace, now + ASSET_POLL), first)
-        self._assets_seen.pop((lane, name), None)
-        return Invalid(f"{', '.join(missing)} did not arrive within {self.grace:g} s")
+        if missing:
+            since, first = self._seen(key, now)
+            if now < since + self.grace:
+                return Hold(", ".join(missing), min(since + self.grace, now + ASSET_POLL), first)
+        self._first_seen.pop(key, None)
+        if missing:
+            return Invalid(f"{', '.join(missing)} did not arrive within {self.grace:g} s")
+        return None
 
     def _digest(self, name: str) -> tuple[str | None, str | None] | None:
         """An asset's (digest, None) or (None, why it cannot be read); None while it is absent."""

@@ -51,8 +51,8 @@ class Homing:
         self.changed = False  # what this watcher answers changed: look at what it left again
         self._rivals: tuple[str, ...] = ()
 
-    def resolve(self) -> Home:
-        """Rule 1, then rule 2."""
+    def resolve(self, others: list[Presence] | None = None) -> Home:
+        """Rule 1, then rule 2 (`others`: the presence files, when just read)."""
         parts = self.parts
         config, root = parts.config, parts.hub.root
         own = home.specific_name(config.names)
@@ -72,17 +72,15 @@ class Homing:
                 )
             hub_home, problem = hubfile.read_home(root)
         decided = home.decide(config.home, hub_home, config.names, problem)
+        others = hubfile.presences(root) if others is None else others
         self.handing_over = False
         if decided.home and config.home is None:
-            others = [
-                presence.name
-                for presence in hubfile.presences(root)
-                if presence.home and presence.name != own and home.fresh(presence, parts.clock.wall())
+            now = parts.clock.wall()
+            old = [
+                other.name for other in others if other.home and other.name != own and home.fresh(other, now)
             ]
-            if others:  # rule 4: the home moved here; the old home has not stepped down yet
-                decided = Home(
-                    False, own, f"the home moved here; waiting for {', '.join(others)} to step down"
-                )
+            if old:  # rule 4: the home moved here; the old home has not stepped down yet
+                decided = Home(False, own, f"the home moved here; waiting for {', '.join(old)} to step down")
                 self.handing_over = True
         if decided != self.current:
             usual = decided.home and self.current is None  # the common start: not worth a warning
@@ -103,7 +101,7 @@ class Homing:
         if self.current is not None and decided.home != self.current.home:
             self.changed = True
         self.current = decided
-        self._apply(hubfile.presences(root))
+        self._apply(others)
         self.next_presence = 0.0
         return decided
 
@@ -146,24 +144,26 @@ class Homing:
         if taken != parts.policy.taken:
             parts.log.info("hub.seats_elsewhere", seats=sorted(taken))
             self.changed = True
-        parts.policy = replace(config.policy(), home=current.home, taken=taken)
+        host = socket.gethostname()
+        shared = any((other.name, other.host) != (own, host) for other in others)
+        parts.policy = replace(config.policy(), home=current.home, taken=taken, shared=shared)
 
     def tick(self, now: float) -> None:
         """Rule 3, when due (`next_presence`, monotonic); during a handover, rule 4 again."""
         if now < self.next_presence:
             return
-        if self.handing_over:
-            self.resolve()
-        self.next_presence = now + (HANDOVER_POLL if self.handing_over else home.PRESENCE_EVERY)
         parts = self.parts
-        assert self.current is not None
-        presence = self._presence()
         others = hubfile.presences(parts.hub.root)  # before this watcher's own file is rewritten
+        if self.handing_over:
+            self.resolve(others)
+        else:
+            self._apply(others)
+        self.next_presence = now + (HANDOVER_POLL if self.handing_over else home.PRESENCE_EVERY)
+        presence = self._presence()
         try:
             hubfile.write_presence(parts.hub.root, presence)
         except OSError as error:
             parts.log.error("presence.unwritable", reason=str(error))
-        self._apply(others)
         rest = [other for other in others if (other.name, other.host) != (presence.name, presence.host)]
         rivals = tuple(home.rivals([*rest, presence], parts.clock.wall()))
         if rivals and rivals != self._rivals:

@@ -243,7 +243,7 @@ class Daemon:
             parts.log.error("config.reload_failed", reason=str(error))
             parts.last_error = f"reload failed: {error}"
             return
-        parts.config, parts.policy = config, config.policy()
+        parts.config = config  # and the policy, decided with the home below
         parts.notifier.argv = config.notify
         parts.intake.settle = config.settle
         parts.gate.trust, parts.gate.grace = trust, config.auth.sig_grace

@@ -15,7 +15,8 @@ Rules:
    cut-short move, follows an order already archived, or is refused once the grace is over.
 6. On a watcher that is not the hub's home (`core.home`) nothing is refused: an invalid or
    unreadable file, or a lone signature, is left for the home watcher to answer.
-7. A new id whose reply another watcher has already written in `outbox/` is left alone.
+7. On a hub other watchers watch too, a new id whose reply another watcher has already written
+   in `outbox/` is left alone (a hub watched by this one only does not look).
 8. Before a recipient is refused as unknown, and before a watcher that is not home runs one of
    its seats, the presence files are read again: a seat another watcher answers is left to it.
 """
@@ -29,7 +30,7 @@ from slopd.core.ids import reply_id
 from slopd.core.lifecycle import Seen, Status, Step, step
 from slopd.core.names import Kind, order_of
 from slopd.core.outcome import INTERRUPTED
-from slopd.core.routing import UNKNOWN_RECIPIENT, Decision, Execute, Lane, Leave, Reject, decide, elsewhere
+from slopd.core.routing import Decision, Execute, Lane, Leave, Reject, decide, elsewhere, unknown_recipient
 from slopd.core.targets import TargetKind
 from slopd.core.verdicts import Invalid, Valid
 from slopd.daemon import plans
@@ -144,9 +145,8 @@ class Pipeline:
     ) -> plans.Plan:
         """Rule 4."""
         parts = self.parts
-        leave = elsewhere(envelope, parts.policy) or (
-            self._answered_elsewhere(envelope) if row is None else None
-        )
+        shared = row is None and parts.policy.shared
+        leave = elsewhere(envelope, parts.policy) or (self._answered_elsewhere(envelope) if shared else None)
         if leave is not None:
             if row is None:
                 input.log.info("envelope.left", reason=leave.reason)
@@ -174,7 +174,7 @@ class Pipeline:
             input.log.warning("assets.rejected", reason=refused.reason)
             return plans.Perform(input, envelope, Reject(refused.reason), sent, new=row is None, sha256=sha)
         decision = decide(envelope, Lane(input.lane), parts.policy, verdict)
-        if self._ask_again(decision):
+        if self._ask_again(envelope, decision):
             parts.recheck_homes()
             decision = elsewhere(envelope, parts.policy) or decision
         if isinstance(decision, Leave):
@@ -182,12 +182,13 @@ class Pipeline:
             return plans.Quiet(entry.signature)
         return plans.Perform(input, envelope, decision, sent, new=row is None, sha256=sha)
 
-    def _ask_again(self, decision: Decision) -> bool:
+    def _ask_again(self, envelope: Envelope, decision: Decision) -> bool:
         """Rule 8: a decision that another watcher's seats could change."""
+        policy = self.parts.policy
         if isinstance(decision, Reject):
-            return decision.reason.startswith(UNKNOWN_RECIPIENT)
+            return unknown_recipient(envelope, policy)
         seat = isinstance(decision, Execute) and decision.target.kind is TargetKind.SEAT
-        return seat and not self.parts.policy.home
+        return seat and not policy.home
 
     @staticmethod
     def _log_verdict(input: Input, verdict: Valid | Invalid) -> None:

@@ -117,13 +117,10 @@ def digest(dir_fd: int, name: str, *, copy_to: Path | None = None) -> str | Unre
         status = os.fstat(fd)
         if not stat.S_ISREG(status.st_mode):
             return Unreadable(f"is {describe(status.st_mode)}; only regular files are read", status)
-        hasher = hashlib.sha256()
-        with open(copy_to, "xb") if copy_to is not None else contextlib.nullcontext() as writer:
-            while chunk := os.read(fd, _CHUNK):
-                hasher.update(chunk)
-                if writer is not None:
-                    writer.write(chunk)
-        return hasher.hexdigest()
+        if copy_to is None:
+            return _hashed(lambda: os.read(fd, _CHUNK), lambda _chunk: None)
+        with open(copy_to, "xb") as writer:
+            return _hashed(lambda: os.read(fd, _CHUNK), writer.write)
     except OSError as error:
         return Unreadable(f"cannot be read: {error.strerror}", None)
     finally:
@@ -208,16 +205,21 @@ def stage_copy(dir_fd: int, name: str, source: Path) -> tuple[Staged, str]:
     """Copy the file `source` (any size) to a new temporary file beside `name`, as `stage` does;
     with the SHA-256 of the bytes copied."""
     staged = stage(dir_fd, name, b"")
-    hasher = hashlib.sha256()
     try:
         with open(source, "rb") as reader:
-            while chunk := reader.read(_CHUNK):
-                hasher.update(chunk)
-                write_all(staged.fd, chunk)
+            return staged, _hashed(lambda: reader.read(_CHUNK), lambda chunk: write_all(staged.fd, chunk))
     except BaseException:
         staged.discard()
         raise
-    return staged, hasher.hexdigest()
+
+
+def _hashed(read: Callable[[], bytes], write: Callable[[bytes], object]) -> str:
+    """Copy chunk by chunk from `read` to `write` until `read` gives nothing; the SHA-256 of it all."""
+    hasher = hashlib.sha256()
+    while chunk := read():
+        hasher.update(chunk)
+        write(chunk)
+    return hasher.hexdigest()
 
 
 def stage(dir_fd: int, name: str, data: bytes, *, mode: int = 0o644) -> Staged:
