@@ -21,3 +21,18 @@ def test_a_running_watcher_is_present_and_a_stopped_one_says_so(hub: HubDir) -> 
     text = hub.slopd("status", "--hub", str(hub.root), "--state", str(hub.state)).stdout
     assert "watcher watcher:alpha on" in text
     assert ": stopped; last seen" in text
+
+
+def test_a_presence_temp_file_left_by_a_crash_is_removed_at_the_next_write(hub: HubDir) -> None:
+    """A kill -9 mid-write leaves `.slopd-tmp-…-alpha.json.tmp`; the watcher's next presence
+    write removes it (only that watcher writes that file); another watcher's temp is left."""
+    hub.write_config('names = ["watcher", "watcher:alpha"]\n')
+    folder = hub.root / ".slopd" / "watchers"
+    folder.mkdir(parents=True)
+    mine, theirs = folder / ".slopd-tmp-0a1b-alpha.json.tmp", folder / ".slopd-tmp-2c3d-beta.json.tmp"
+    for path in (mine, theirs):
+        path.write_text("{half")
+    hub.run_once()
+    assert not mine.exists()
+    assert theirs.exists()
+    assert (folder / "alpha.json").exists()

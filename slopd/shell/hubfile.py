@@ -18,7 +18,7 @@ from pathlib import Path
 
 from slopd.core import home
 from slopd.core.home import Presence
-from slopd.core.layout import is_temp
+from slopd.core.layout import TEMP_SUFFIX, is_temp
 from slopd.shell import fs
 
 MAX_BYTES = 16 * 1024
@@ -76,8 +76,15 @@ def claim(root: Path, name: str) -> bool:
 
 
 def write_presence(root: Path, presence: Presence) -> None:
+    """Rule 2; a temporary file of this very presence left by a crash (only this watcher writes
+    it) is removed first."""
+    name = home.file_name(presence.name)
     with _folder(root, home.FOLDER, home.WATCHERS, create=True) as fd:
-        fs.atomic_write(fd, home.file_name(presence.name), home.render_presence(presence))
+        for entry in os.scandir(fd):
+            if is_temp(entry.name) and entry.name.endswith(f"-{name}{TEMP_SUFFIX}"):
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(entry.name, dir_fd=fd)
+        fs.atomic_write(fd, name, home.render_presence(presence))
 
 
 def presences(root: Path) -> list[Presence]:
