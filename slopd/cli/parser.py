@@ -42,6 +42,7 @@ def build() -> argparse.ArgumentParser:
     _hub_commands(command)
     _envelope_commands(command)
     _key_commands(command)
+    _handoff_commands(commands)
     _operating_commands(command, commands)
     return parser
 
@@ -146,6 +147,69 @@ def _key_commands(command: Command) -> None:
     sub.add_argument("--namespace", help=f"the signature namespace (default: the config's, else {NAMESPACE})")
     sub.add_argument("--signature", metavar="SIG", help="the signature of a plain file (default FILE.sig)")
     sub.add_argument("file", metavar="FILE")
+
+
+def _handoff_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    text = "MEP handoff logs: lint, merge (a git merge driver), install the driver, add an entry"
+    handoff = commands.add_parser("handoff", help=text, description=text)
+    verbs = handoff.add_subparsers(dest="verb", required=True)
+
+    def verb(name: str, handler: str, text: str) -> argparse.ArgumentParser:
+        sub = verbs.add_parser(name, help=text, description=text)
+        sub.set_defaults(handler=f"slopd.cli.handoff:{handler}")
+        return sub
+
+    sub = verb(
+        "lint", "lint_files", "check handoff logs against the MEP schema (FILE:LINE: RULE message — fix)"
+    )
+    sub.add_argument("files", nargs="+", metavar="FILE")
+    sub.add_argument("--json", action="store_true", help="one object per file")
+    sub.add_argument("--strict", action="store_true", help="warnings fail too (exit 1)")
+
+    sub = verb("merge", "merge", "a git merge driver: merge THEIRS into OURS, entry by entry, losing none")
+    sub.add_argument(
+        "--marker-size", type=int, default=7, metavar="N", help="conflict marker length (git's %%L)"
+    )
+    for name in ("base", "ours", "theirs"):
+        sub.add_argument(name, metavar=name.upper())
+
+    text = "register the merge driver in a git repository (git config + .gitattributes); idempotent"
+    sub = verb("install-merge-driver", "install_merge_driver", text)
+    sub.add_argument("--repo", default=".", metavar="DIR", help="the repository (default: here)")
+    text = "a path pattern to merge with the driver (repeatable; default handoff.md, machines/handoff.md)"
+    sub.add_argument("--pattern", action="append", default=[], metavar="GLOB", help=text)
+
+    text = "prepend a conformant entry to FILE (sections from the options, or Markdown on stdin)"
+    sub = verb("new", "new", text)
+    sub.add_argument("file", metavar="FILE")
+    sub.add_argument("--agent", required=True, help="who wrote the entry (v2 agent name)")
+    sub.add_argument("--context", help="v1 header context: 'machine (branch)'")
+    sub.add_argument("--platform", help="v2: the platform, e.g. 'Claude (Hot Rod)'")
+    sub.add_argument("--session-type", help="v2: code, cowork, brainstorm, research, …")
+    sub.add_argument("--date", default=_today(), help="YYYY-MM-DD (default: today, UTC)")
+    sub.add_argument("--tag-in", metavar="TIME", help="e.g. '14:30 ET'")
+    sub.add_argument("--tag-out", metavar="TIME", help="e.g. '16:45 ET' or [active]")
+    for name, text in (
+        ("happened", "a What happened bullet"),
+        ("pending", "a What's pending task"),
+        ("watch", "a Watch out for bullet"),
+    ):
+        sub.add_argument(
+            f"--{name}", action="append", default=[], metavar="TEXT", help=f"{text} (repeatable)"
+        )
+
+    text = "a project's Standing Standup: the party line, the latest entry, open tasks by owner"
+    sub = commands.add_parser("standup", help=text, description=text)
+    sub.set_defaults(handler="slopd.cli.standup:show")
+    sub.add_argument("--hub", required=True, help="the hub folder")
+    sub.add_argument("project", metavar="PROJECT")
+    sub.add_argument("--json", action="store_true")
+
+
+def _today() -> str:
+    from datetime import UTC, datetime  # noqa: PLC0415  # only when the parser is built
+
+    return datetime.now(UTC).date().isoformat()
 
 
 def _operating_commands(

@@ -30,12 +30,13 @@ from slopd.daemon.batch import Batch
 from slopd.daemon.parts import Parts
 from slopd.daemon.plans import Input
 from slopd.daemon.runs import Runs
+from slopd.daemon.standups import Standups
 from slopd.shell.archive import Move
 
 
 class Effects:
-    def __init__(self, parts: Parts, runs: Runs) -> None:
-        self.parts, self.runs = parts, runs
+    def __init__(self, parts: Parts, runs: Runs, standups: Standups) -> None:
+        self.parts, self.runs, self.standups = parts, runs, standups
 
     def carry_out(self, batch: Batch, plan: plans.Plan) -> None:
         match plan:
@@ -73,6 +74,10 @@ class Effects:
                 batch.jobs.append(lambda: self.runs.summarize(envelope, input))
             case Discuss():
                 text = summary.summarize(envelope)
+                note = (
+                    self.standups.note(envelope, input.log) if reply_id(key, "result") not in sent else None
+                )
+                text += "" if note is None else "\n" + note
                 reply = replies.result(
                     answering=envelope.id, to=sender, text=text, mode="discuss", watcher=watcher, now=now
                 )
@@ -131,6 +136,12 @@ class Effects:
             text = "Note indexed into notes/INDEX.md."
         else:
             text = f"Handshake received by {watcher}."
+            note = (
+                self.standups.note(envelope, plan.input.log)
+                if reply_id(envelope.key, "ack") not in plan.sent
+                else None
+            )
+            text += "" if note is None else " " + note
         reply = replies.ack(
             answering=envelope.id,
             to=envelope.sender,

@@ -34,6 +34,7 @@ from slopd.daemon.parts import Parts
 from slopd.daemon.pipeline import Pipeline
 from slopd.daemon.recovery import Recoveries
 from slopd.daemon.runs import Runs
+from slopd.daemon.standups import Standups
 from slopd.shell.config import Config, load_trust
 from slopd.shell.lanes import Entry, signature_of
 from slopd.shell.log import Logger
@@ -47,11 +48,12 @@ class Daemon:
     def __init__(self, parts: Parts, *, reload: Reload | None = None) -> None:
         self.parts, self.reload = parts, reload
         self.wakeup = threading.Event()
-        self.runs = Runs(parts, self.wakeup.set)
+        standups = Standups(parts)
+        self.runs = Runs(parts, self.wakeup.set, standups)
         self.arrivals = Arrivals(parts, self.wakeup.set)
         self.recoveries = Recoveries(parts)
         self.pipeline = Pipeline(parts, self.recoveries)
-        self.effects = Effects(parts, self.runs)
+        self.effects = Effects(parts, self.runs, standups)
         self.homing = Homing(parts)
         parts.recheck_homes = self.homing.refresh
         self.systemd = SystemdNotifier()

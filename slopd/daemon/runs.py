@@ -24,11 +24,13 @@ from pathlib import Path
 from slopd.core import assets, replies, summary
 from slopd.core import outcome as outcomes
 from slopd.core.envelope import Envelope, to_json
+from slopd.core.ids import reply_id
 from slopd.core.outcome import RunResult
 from slopd.core.targets import EXECUTOR, Target, TargetKind
 from slopd.daemon.jobs import SUMMARIZER, Job, JobPool, Work
 from slopd.daemon.parts import Parts
 from slopd.daemon.plans import Answer, Input, Plan, Reply
+from slopd.daemon.standups import Standups
 from slopd.shell import executor, fs
 from slopd.shell.config import Command, Config
 
@@ -42,8 +44,8 @@ def limits(config: Config) -> dict[Hashable, int]:
 
 
 class Runs:
-    def __init__(self, parts: Parts, wake: Callable[[], None]) -> None:
-        self.parts = parts
+    def __init__(self, parts: Parts, wake: Callable[[], None], standups: Standups) -> None:
+        self.parts, self.standups = parts, standups
         self.pool = JobPool(limits(parts.config), wake=wake, before_start=self._before_start)
 
     def reconfigure(self, config: Config) -> None:
@@ -146,10 +148,16 @@ class Runs:
                 job.input.log.warning(
                     "summarizer.failed", exit_code=result.exit_code, timed_out=result.timed_out
                 )
+            text = (text if text is not None else summary.summarize(envelope)) + "\n"
+            note = (
+                self.standups.note(envelope, job.input.log)
+                if reply_id(job.key, "result") not in sent
+                else None
+            )
             reply = replies.result(
                 answering=envelope.id,
                 to=envelope.sender,
-                text=(text if text is not None else summary.summarize(envelope)) + "\n",
+                text=text if note is None else f"{text}\n{note}",
                 mode="discuss",
                 watcher=parts.config.watcher,
                 now=parts.clock.wall(),

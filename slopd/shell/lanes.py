@@ -85,6 +85,12 @@ class Hub:
         self._fds[lane] = (fd, opened.st_dev, opened.st_ino)
         return fd
 
+    def folder_fd(self, name: str) -> int:
+        """The fd of a hub folder made on first use (`standups/`, `batons/`), like a lane's."""
+        with contextlib.suppress(FileExistsError):
+            os.mkdir(name, 0o755, dir_fd=self._root_fd)
+        return self.lane_fd(name)
+
     def ensure_lanes(self) -> list[str]:
         """Create the lanes that are missing (git and sync clients do not carry empty folders);
         returns those made. A name taken by anything else is left alone (`lane_fd` refuses it)."""

@@ -1,0 +1,49 @@
+"""Standing Standups, from the daemon's side: which envelopes touch one, and what their reply adds.
+
+Rules (SPEC §10):
+1. Only a `handoff` or `handshake` whose front matter carries `project:` touches a standup;
+   every other envelope, and these without `project:`, are handled as before.
+2. A handoff's body is filed as one MEP entry (`handoff.board`), which tags its `from` out; a
+   handshake tags its `from` in. Both run on the main loop, before the reply is written, so
+   the order of effects is the standup, the reply, the ledger, the archive; each change is
+   idempotent, so an input redone after a crash never files its entry twice.
+3. A standup that cannot be written does not stop the reply: the reply says why, the log
+   warns, and the input is answered as any other.
+"""
+
+from __future__ import annotations
+
+from slopd.core.envelope import Envelope
+from slopd.daemon.parts import Parts
+from slopd.handoff import digest, standup
+from slopd.handoff.board import Board
+from slopd.shell.log import Logger
+
+
+class Standups:
+    def __init__(self, parts: Parts) -> None:
+        self.parts = parts
+        self.board = Board(parts.hub)
+
+    def note(self, envelope: Envelope, log: Logger) -> str | None:
+        """Rule 2: carry out what `envelope` does to its standup; the reply's paragraph about it."""
+        project = envelope.extra.get("project")
+        if envelope.type not in ("handoff", "handshake") or project is None:
+            return None
+        if not isinstance(project, str) or standup.PROJECT.fullmatch(project) is None:
+            log.warning("standup.refused", project=str(project), reason="not a project name")
+            return digest.refused_project(project)
+        try:
+            if envelope.type == "handshake":
+                text = self.board.tag_in(project, envelope.sender, self.parts.clock.stamp())
+                log.info("standup.tagged_in", project=project, seat=envelope.sender)
+                return digest.tagged_in(project, envelope.sender, text)
+            filed = self.board.file_handoff(project, envelope.sender, envelope.body.lstrip("\r\n"))
+        except OSError as error:
+            log.warning("standup.failed", project=project, reason=str(error))
+            return f"Standing Standup `{digest.path(project)}` could not be written: {error}\n"
+        if filed.added:
+            log.info("standup.filed", project=project, seat=envelope.sender)
+        else:
+            log.warning("standup.entry_refused", project=project, findings=[f.rule for f in filed.findings])
+        return digest.filed(project, filed.text, filed.findings)
