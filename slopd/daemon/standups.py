@@ -7,8 +7,8 @@ Rules (SPEC §10):
    handshake tags its `from` in. Both run on the main loop, before the reply is written, so
    the order of effects is the standup, the reply, the ledger, the archive; each change is
    idempotent, so an input redone after a crash never files its entry twice.
-3. A standup that cannot be written does not stop the reply: the reply says why, the log
-   warns, and the input is answered as any other.
+3. A standup that cannot be written is handled like a reply that cannot be written: the
+   error propagates, nothing is answered, and the input stays in its lane for the next scan.
 """
 
 from __future__ import annotations
@@ -40,8 +40,8 @@ class Standups:
                 return digest.tagged_in(project, envelope.sender, text)
             filed = self.board.file_handoff(project, envelope.sender, envelope.body.lstrip("\r\n"))
         except OSError as error:
-            log.warning("standup.failed", project=project, reason=str(error))
-            return f"Standing Standup `{digest.path(project)}` could not be written: {error}\n"
+            log.error("standup.failed", project=project, reason=str(error), action="retried")
+            raise
         if filed.added:
             log.info("standup.filed", project=project, seat=envelope.sender)
         else:

@@ -4,7 +4,8 @@ Rules (SPEC §10):
 1. slopd is a standup's only writer, but humans edit Scope, Artifacts and Pointers by hand. A
    change is computed from the file as read, staged, and the file is read again just before
    the staged text replaces it: if it changed meanwhile, the change is computed again from
-   the new text (up to `ATTEMPTS` times), so the edit is kept.
+   the new text (up to `ATTEMPTS` times), so the edit is kept. The staged file is synced before
+   that look, so only a rename separates the look from the replace.
 2. Every write is atomic and durable (`shell.fs`); files are opened without following links.
 3. `file_handoff` and `tag_in` apply the idempotent changes of `handoff.standup`: doing one
    again after a crash changes nothing.
@@ -13,6 +14,8 @@ Rules (SPEC §10):
 from __future__ import annotations
 
 import errno
+import os
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -84,16 +87,18 @@ class Board:
     def _update(self, project: str, change: Callable[[str | None], str | None]) -> str | None:
         """Rule 1: the text the file holds after the change."""
         name = f"{project}.md"
-        for _ in range(ATTEMPTS):
+        for attempt in range(ATTEMPTS):
             before = self.read(project)
             after = change(before)
             if after is None or after == before:
                 return before
             fd = self.hub.folder_fd(FOLDER)
             staged = fs.stage(fd, name, after.encode("utf-8", "surrogateescape"))
+            os.fsync(staged.fd)  # the slow part, before the look: the rename follows it at once
             self._before_replace()
             if self.read(project) != before:
                 staged.discard()
+                time.sleep(0.001 * attempt)  # out of step with an editor saving in a loop
                 continue
             fs.commit([staged])
             return after
