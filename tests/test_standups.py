@@ -203,7 +203,7 @@ def test_a_human_edit_of_scope_is_kept(hub: HubDir) -> None:
 def test_an_edit_made_while_slopd_writes_is_read_again_and_kept(hub: HubDir) -> None:
     """Re-read before replace: an edit landing between slopd's read and its rename is not lost."""
     board_hub = Hub(hub.root)
-    edits = []
+    edits: list[int] = []
 
     def human_edits() -> None:
         if not edits:
