@@ -58,9 +58,10 @@ def compose(
     mode: str | None = None,
     slug: str | None = None,
     assets: tuple[Asset, ...] = (),
+    project: str | None = None,
     now: datetime | None = None,
 ) -> Envelope:
-    """Rule 1."""
+    """Rule 1 (`project`: the Standing Standup a handoff or handshake goes to, SPEC §10)."""
     now = now or datetime.now(UTC)
     words = _SLUG.sub("-", (slug or type).lower()).strip("-")[:60] or type
     return Envelope(
@@ -74,6 +75,7 @@ def compose(
         mode=mode,
         assets=assets,
         body=body,
+        extra={"project": project} if project is not None else {},
     )
 
 

@@ -39,6 +39,7 @@ def lint_files(args: argparse.Namespace) -> int:
             report = lint(_read(Path(name)))
         except OSError as error:
             print(f"{name}: {error.strerror or error}", file=sys.stderr)
+            reports.append({"file": name, "error": str(error.strerror or error)})
             worst = 2
             continue
         reports.append({"file": name, **_as_json(report)})
@@ -67,7 +68,10 @@ def merge(args: argparse.Namespace) -> int:
     ours = Path(args.ours)
     fs.write_file(ours, merged.text.encode("utf-8", "surrogateescape"), mode=_mode(ours), replace=True)
     if merged.conflicts:
-        print(f"slopd handoff merge: {ours}: the file headers conflict; markers written", file=sys.stderr)
+        what = (
+            "the file headers conflict" if merged.log else "a side is not a handoff log: whole-file conflict"
+        )
+        print(f"slopd handoff merge: {ours}: {what}; markers written", file=sys.stderr)
     return 1 if merged.conflicts else 0
 
 
@@ -115,7 +119,8 @@ def new(args: argparse.Namespace) -> int:
     text, problems = compose.accepts(existing, compose.entry(parts))
     if problems:
         for finding in problems:
-            print(_line(str(path), finding), file=sys.stderr)
+            where = f"{path}: the new entry, line {finding.line}"
+            print(f"{where}: {finding.rule} {finding.message} — {finding.fix}", file=sys.stderr)
         print(f"slopd handoff new: {path}: the entry was refused; nothing was written", file=sys.stderr)
         return 1
     fs.write_file(path, text.encode("utf-8", "surrogateescape"), mode=_mode(path), replace=True)

@@ -40,6 +40,7 @@ def send(args: argparse.Namespace) -> int:
         mode=args.mode,
         slug=args.slug,
         assets=tuple(attached),
+        project=args.project,
     )
     try:
         submit.submit(hub, envelope)

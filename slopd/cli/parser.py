@@ -114,6 +114,8 @@ def _envelope_commands(command: Command) -> None:
     sub.add_argument("--in-reply-to")
     sub.add_argument("--mode", choices=MODES)
     sub.add_argument("--slug", help="a few words for the id")
+    text = "the Standing Standup (standups/PROJECT.md) a handoff is filed in, or a handshake tags in to"
+    sub.add_argument("--project", help=text)
     sub.add_argument("--wait", type=float, metavar="SECS", help="print the terminal reply")
     text = "copy FILE into assets/ and reference it by its SHA-256 (repeatable)"
     sub.add_argument("--asset", action="append", default=[], metavar="FILE", help=text)

@@ -81,6 +81,8 @@ def insert(log_text: str | None, entry_text: str) -> str:
         head += (last.text if last.text.endswith("\n") else last.text + newline) + separator
     if not head.endswith("\n"):
         head += newline
+    if not head.endswith(("\n\n", "\r\n\r\n")):
+        head += newline  # a blank line above the heading
     tail = "".join(block.text + block.trailer for block in log.blocks[position:])
     return head + new_text + (separator if tail else "") + tail
 

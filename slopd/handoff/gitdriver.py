@@ -69,7 +69,7 @@ def install(repo: Path, patterns: tuple[str, ...] = DEFAULT_PATTERNS) -> Install
     _git(top, "config", "merge.mep.name", DRIVER_NAME)
     _git(top, "config", "merge.mep.driver", driver)
     attributes = top / ".gitattributes"
-    text = attributes.read_text(encoding="utf-8") if attributes.exists() else ""
+    text = attributes.read_bytes().decode("utf-8", "surrogateescape") if attributes.exists() else ""
     present = {tuple(line.split()) for line in text.splitlines()}
     newline = "\r\n" if "\r\n" in text else "\n"
     added = tuple(f"{pattern} merge=mep" for pattern in patterns if (pattern, "merge=mep") not in present)
@@ -77,5 +77,5 @@ def install(repo: Path, patterns: tuple[str, ...] = DEFAULT_PATTERNS) -> Install
         if text and not text.endswith("\n"):
             text += newline
         text += "".join(line + newline for line in added)
-        fs.write_file(attributes, text.encode("utf-8"), replace=True)
+        fs.write_file(attributes, text.encode("utf-8", "surrogateescape"), replace=True)
     return Installed(driver, added, attributes)

@@ -30,6 +30,7 @@ from slopd.handoff.grammar import Block, Entry, Log, parse
 class Merged:
     text: str
     conflicts: int
+    log: bool = True  # merged entry by entry (False: the whole-file fallback of rule 2)
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,7 +47,7 @@ def merge(base: str, ours: str, theirs: str, *, marker_size: int = 7) -> Merged:
         return Merged(theirs, 0)
     logs = parse(base), parse(ours), parse(theirs)
     if any(text.strip() and not log.blocks for text, log in zip((ours, theirs), logs[1:], strict=True)):
-        return Merged(_conflict(ours, base, theirs, marker_size, "\n"), 1)
+        return Merged(_conflict(ours, base, theirs, marker_size, "\n"), 1, log=False)
     preamble, conflicts = _preamble(*logs, marker_size)
     placed = _order(_blocks(*logs))
     return Merged(preamble + _render(placed, logs[1], logs[2]), conflicts)
@@ -105,34 +106,47 @@ def _in_base(text: str, base: Log) -> bool:
 
 
 def _blocks(base: Log, ours: Log, theirs: Log) -> list[_Placed]:
-    """Rule 4, in the sides' order: ours' blocks, then the blocks only theirs holds."""
+    """Rule 4, in the sides' order: ours' blocks, each block only theirs holds placed just
+    before the block that follows it in theirs (at the end when none does)."""
     mine, yours = _matches(base, ours), _matches(base, theirs)
-    dropped: set[str] = set()
+    gone: set[str] = set()  # base texts that must not come back: deleted, or changed on one side
+    replaced: dict[str, _Placed] = {}  # ours' unchanged copy -> theirs' change
+    alias: dict[str, str] = {}  # theirs' unchanged copy -> ours' change (where theirs' order anchors)
     for index, block in enumerate(base.blocks):
         old, a, b = key(block), mine[index], yours[index]
-        if a is None and (b is None or key(b.block) == old):
-            dropped.add(old)
-        if b is None and (a is None or key(a.block) == old):
-            dropped.add(old)
-    replaced = {
-        key(a.block): b
-        for i, a in mine.items()
-        if a is not None and (b := yours[i]) is not None and key(a.block) == key(base.blocks[i])
-    }
+        a_same, b_same = a is not None and key(a.block) == old, b is not None and key(b.block) == old
+        if (a is None and (b is None or b_same)) or (b is None and a_same) or (b_same and not a_same):
+            gone.add(old)
+        if a_same and b is not None and not b_same:
+            replaced[old] = b
+        if b_same and a is not None and not a_same:
+            alias[old] = key(a.block)
     result: list[_Placed] = []
-    seen: set[str] = set()
+    where: dict[str, int] = {}
 
-    def add(placed: _Placed) -> None:
+    def fresh(placed: _Placed) -> bool:
         text = key(placed.block)
-        if text not in seen and text not in dropped:
-            seen.add(text)
-            result.append(placed)
+        return text not in where and text not in gone
 
     for position, block in enumerate(ours.blocks):
-        add(replaced.get(key(block)) or _Placed(block, ours, position == len(ours.blocks) - 1))
+        placed = replaced.get(key(block)) or _Placed(block, ours, position == len(ours.blocks) - 1)
+        if fresh(placed):
+            where[key(placed.block)] = len(result)
+            result.append(placed)
+    waiting: list[_Placed] = []
     for position, block in enumerate(theirs.blocks):
-        add(_Placed(block, theirs, position == len(theirs.blocks) - 1))
-    return result
+        text = key(block)
+        text = alias.get(text, text)
+        if text in where:
+            at = where[text]
+            result[at:at] = waiting
+            where = {key(item.block): index for index, item in enumerate(result)}
+            waiting = []
+            continue
+        placed = _Placed(block, theirs, position == len(theirs.blocks) - 1)
+        if fresh(placed) and all(key(item.block) != text for item in waiting):
+            waiting.append(placed)
+    return result + waiting
 
 
 def _order(placed: list[_Placed]) -> list[_Placed]:
