@@ -14,6 +14,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import yaml
+
 from slopd.shell.config import parse
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -62,3 +64,44 @@ def test_the_security_key_block_is_valid_shell_and_its_config_is_accepted() -> N
     assert config.actions["deploy"].require == "touch"
     assert "ssh-keygen -t ed25519-sk" in block
     assert "ssh-keygen -Y sign -f ~/.ssh/id_ed25519_sk -n slop" in block
+
+
+def test_the_mep_block_runs_and_registers_the_merge_driver(tmp_path: Path) -> None:
+    """The MEP block writes a conformant log, registers the driver and commits; its pre-commit
+    hook is valid YAML naming a command that lints."""
+    env = dict(os.environ, HOME=str(tmp_path), TMPDIR=str(tmp_path), GIT_CONFIG_NOSYSTEM="1")
+    env["PATH"] = f"{Path(sys.executable).parent}:{env['PATH']}"
+    block = shell_block("MEP handoff logs")
+    result = subprocess.run(
+        ["bash", "-c", "set -euo pipefail\n" + block + "\npwd\n"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    repo = Path(result.stdout.strip().splitlines()[-1])
+    assert "handoff.md merge=mep" in (repo / ".gitattributes").read_text()
+    driver = subprocess.run(
+        ["git", "-C", str(repo), "config", "merge.mep.driver"], capture_output=True, text=True, check=True
+    )
+    assert driver.stdout.strip().endswith("handoff merge --marker-size %L %O %A %B")
+    committed = subprocess.run(
+        ["git", "-C", str(repo), "show", "HEAD:handoff.md"], capture_output=True, text=True, check=True
+    )
+    assert "- [ ] **[Pierre]** Review the parser" in committed.stdout
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## MEP handoff logs\n", 1)[1].split("\n## ", 1)[0]
+    (hook_yaml,) = re.findall(r"```yaml\n(.*?)```", section, re.DOTALL)
+    hook = yaml.safe_load(hook_yaml)["repos"][0]["hooks"][0]
+    linted = subprocess.run(
+        [*hook["entry"].split(), str(repo / "handoff.md")],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert linted.returncode == 0, linted.stdout + linted.stderr
+    assert re.search(hook["files"], "machines/handoff.md")
+    assert not re.search(hook["files"], "handoff.md.bak")

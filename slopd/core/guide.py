@@ -18,6 +18,7 @@ all an agent needs to talk to it. Protocol: SLOP.md v1 (`protocol: slop.v1`).
 | `archive/` | the watcher | every consumed input, by day: `archive/YYYY-MM-DD/NAME` |
 | `assets/` | anyone | large attachments; refer to them as `assets/NAME` instead of inlining |
 | `notes/` | the watcher | `INDEX.md`: every `type: note`, newest first; read it before you start |
+| `standups/` | the watcher (humans edit Scope, Artifacts, Pointers) | `PROJECT.md`: one project's Standing Standup |
 
 ## Sending a message
 
@@ -74,6 +75,12 @@ reason, and is archived):
 **Execute vs discuss.** Only `instigate` executes. Add `mode: discuss`, or write "discuss only"
 anywhere in the body, and it is summarized instead — nothing runs. Irreversible actions never
 run from `inbox/`: they run only from human-signed orders in `authorized/`.
+
+**Standing Standups.** Add `project: NAME` (lower case: `a-z 0-9 . _ -`) to a `handshake` to
+tag in on `standups/NAME.md`, and to a `handoff` whose body is one MEP entry (`## YYYY-MM-DD —
+Agent | Platform | session-type`, a `**Tag-in:** … | **Tag-out:** …` line, `### What happened`,
+`### What's pending` with `- [ ]` tasks, optionally `### Watch out for`) to file it there and tag
+out. The `result` lists the project's open tasks by owner, or why the entry was not filed.
 
 **Duplicates.** A second message with an id the watcher has seen is archived and ignored: no
 second run, no second reply.
