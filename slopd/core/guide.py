@@ -18,7 +18,7 @@ all an agent needs to talk to it. Protocol: SLOP.md v1 (`protocol: slop.v1`).
 | `archive/` | the watcher | every consumed input, by day: `archive/YYYY-MM-DD/NAME` |
 | `assets/` | anyone | large attachments; refer to them as `assets/NAME` instead of inlining |
 | `notes/` | the watcher | `INDEX.md`: every `type: note`, newest first; read it before you start |
-| `standups/` | the watcher (humans edit Scope, Artifacts, Pointers) | `PROJECT.md`: one project's Standing Standup |
+| `standups/` | the watcher; humans edit Scope and Pointers | `PROJECT.md`: a project's Standing Standup |
 
 ## Sending a message
 

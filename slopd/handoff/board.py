@@ -2,10 +2,11 @@
 
 Rules (SPEC §10):
 1. slopd is a standup's only writer, but humans edit Scope, Artifacts and Pointers by hand. A
-   change is computed from the file as read, staged, and the file is read again just before
-   the staged text replaces it: if it changed meanwhile, the change is computed again from
-   the new text (up to `ATTEMPTS` times), so the edit is kept. The staged file is synced before
-   that look, so only a rename separates the look from the replace.
+   change is computed from the file as read, staged, synced, and swapped into place with an
+   atomic exchange (`shell.exchange`); the file that comes out is read: if it is not the one
+   the change was computed from, an edit slipped in, so the change is made again on it and
+   swapped in again — no edit is ever lost. Where no exchange exists, the file is read again
+   just before a plain replace, and a change is recomputed when it differs (up to `ATTEMPTS`).
 2. Every write is atomic and durable (`shell.fs`); files are opened without following links.
 3. `file_handoff` and `tag_in` apply the idempotent changes of `handoff.standup`: doing one
    again after a crash changes nothing.
@@ -21,7 +22,7 @@ from dataclasses import dataclass
 
 from slopd.handoff import compose, standup
 from slopd.handoff.lint import Finding
-from slopd.shell import fs
+from slopd.shell import exchange, fs
 from slopd.shell.lanes import Hub
 
 FOLDER = "standups"
@@ -93,15 +94,62 @@ class Board:
             if after is None or after == before:
                 return before
             fd = self.hub.folder_fd(FOLDER)
-            staged = fs.stage(fd, name, after.encode("utf-8", "surrogateescape"))
-            os.fsync(staged.fd)  # the slow part, before the look: the rename follows it at once
-            self._before_replace()
-            if self.read(project) != before:
-                staged.discard()
-                time.sleep(0.001 * attempt)  # out of step with an editor saving in a loop
-                continue
-            fs.commit([staged])
-            return after
+            if before is None:
+                staged = self._stage(fd, name, after)
+                try:
+                    fs.commit([staged], replace=False)
+                except FileExistsError:
+                    continue  # created meanwhile: change that instead
+                return after
+            done = self._swap_in(fd, name, before, after, change)
+            if done is not None:
+                return done
+            time.sleep(0.001 * attempt)  # out of step with an editor saving in a loop
         raise StandupError(
             errno.EAGAIN, f"kept changing while slopd wrote it ({ATTEMPTS} tries)", f"{FOLDER}/{name}"
         )
+
+    def _stage(self, fd: int, name: str, text: str) -> fs.Staged:
+        staged = fs.stage(fd, name, text.encode("utf-8", "surrogateescape"))
+        os.fsync(staged.fd)  # the slow part, before the look: only the rename follows it
+        self._before_replace()
+        return staged
+
+    def _swap_in(
+        self, fd: int, name: str, before: str, after: str, change: Callable[[str | None], str | None]
+    ) -> str | None:
+        """Put `after` in place of `before`. With an atomic exchange, what comes out is read: an
+        edit that slipped in is swapped straight back (the stale text was in place only for that
+        read) and the change is made again on it. Without an exchange, the file is read again
+        just before a plain replace. None: try again from the start."""
+        expected = before
+        for _ in range(ATTEMPTS):
+            staged = self._stage(fd, name, after)
+            try:
+                swapped = exchange.swap(staged.dir_fd, staged.temp, name)
+            except FileNotFoundError:
+                staged.discard()
+                return None
+            if not swapped:
+                if self.read(name.removesuffix(".md")) != expected:
+                    staged.discard()
+                    return None
+                fs.commit([staged])
+                return after
+            displaced = fs.read_once(staged.temp, MAX_BYTES, dir_fd=staged.dir_fd)
+            text = (
+                displaced.data.decode("utf-8", "surrogateescape")
+                if isinstance(displaced, fs.Contents)
+                else None
+            )
+            if text == expected:
+                staged.discard()  # it names the file that was in place
+                fs.fsync_dir(fd)
+                return after
+            exchange.swap(staged.dir_fd, staged.temp, name)  # give the edited file back at once
+            staged.discard()
+            if text is None:
+                return None
+            expected, after = text, change(text) or text
+        path = f"{FOLDER}/{name}"
+        raise StandupError(errno.EAGAIN, f"kept changing while slopd wrote it ({ATTEMPTS} tries)", path)

@@ -26,6 +26,7 @@ FILE_HEADER = "# Handoff Log"
 _DATE_LIKE = re.compile(r"## +(?:\d{4}\D\d{1,2}\D\d{1,2}|\d{1,2}/\d{1,2}/\d{4}|[Yy]{4}-)")
 _FENCE = re.compile(r" {0,3}(```|~~~)")
 _RULE = re.compile(r" {0,3}(?:-{3,}|\*{3,}|_{3,})\s*")
+_ITEM_START = frozenset("-*+ \t0123456789")
 SECTION_NAMES = {"happened": "What happened", "pending": "What's pending", "watch": "Watch out for"}
 
 
@@ -92,12 +93,13 @@ class Log:
 
 
 def parse(text: str) -> Log:
-    lines = text.splitlines(keepends=True)
-    starts = _block_starts(lines)
-    first = starts[0] if starts else len(lines)
-    preamble = "".join(lines[:first])
-    ends = [*starts[1:], len(lines)]
-    blocks = tuple(_block(lines, start, end) for start, end in zip(starts, ends, strict=False))
+    raw = text.splitlines(keepends=True)
+    bare = [line.rstrip("\r\n") for line in raw]
+    marks = _structural(bare)
+    starts = _block_starts(bare, marks)
+    preamble = "".join(raw[: starts[0] if starts else len(raw)])
+    ends = [*starts[1:], len(raw)]
+    blocks = tuple(_block(raw, bare, marks, start, end) for start, end in zip(starts, ends, strict=False))
     return Log(preamble, blocks, _newline(text))
 
 
@@ -110,20 +112,15 @@ def _newline(text: str) -> str:
     return "\r\n" if end > 0 and text[end - 1] == "\r" else "\n"
 
 
-def _bare(line: str) -> str:
-    return line.rstrip("\r\n")
-
-
-def _structural(lines: list[str]) -> list[bool]:
+def _structural(bare: list[str]) -> list[bool]:
     """Which lines are outside code fences and HTML comments (rule 2)."""
     marks, fence, comment = [], None, False
-    for line in lines:
-        bare = _bare(line)
+    for line in bare:
         if comment:
             marks.append(False)
-            comment = "-->" not in bare
+            comment = "-->" not in line
             continue
-        opened = _FENCE.match(bare)
+        opened = _FENCE.match(line) if line[:1] in " `~" else None
         if fence is not None:
             marks.append(False)
             if opened and opened.group(1) == fence:
@@ -133,7 +130,7 @@ def _structural(lines: list[str]) -> list[bool]:
             fence = opened.group(1)
             marks.append(False)
             continue
-        if bare.lstrip().startswith("<!--") and "-->" not in bare:
+        if "<!--" in line and line.lstrip().startswith("<!--") and "-->" not in line:
             comment = True
             marks.append(False)
             continue
@@ -141,25 +138,20 @@ def _structural(lines: list[str]) -> list[bool]:
     return marks
 
 
-def _block_starts(lines: list[str]) -> list[int]:
+def _block_starts(bare: list[str], marks: list[bool]) -> list[int]:
     """Rule 3: where entries (and, once entries began, other `## ` blocks) start."""
-    marks = _structural(lines)
-    headings = [i for i, line in enumerate(lines) if marks[i] and line.startswith("## ")]
-    starts: list[int] = []
+    headings = [i for i, line in enumerate(bare) if line.startswith("## ") and marks[i]]
     for position, index in enumerate(headings):
-        if starts:
-            starts.append(index)
-            continue
-        end = headings[position + 1] if position + 1 < len(headings) else len(lines)
-        if _DATE_LIKE.match(lines[index]) or _names_a_section(lines[index + 1 : end], marks[index + 1 : end]):
-            starts.append(index)
-    return starts
+        end = headings[position + 1] if position + 1 < len(headings) else len(bare)
+        if _DATE_LIKE.match(bare[index]) or _names_a_section(bare, marks, index + 1, end):
+            return headings[position:]
+    return []
 
 
-def _names_a_section(lines: list[str], marks: list[bool]) -> bool:
+def _names_a_section(bare: list[str], marks: list[bool], start: int, end: int) -> bool:
     return any(
-        mark and _section_kind(_bare(line)) in ("happened", "pending")
-        for line, mark in zip(lines, marks, strict=True)
+        bare[i].startswith("### ") and marks[i] and _section_kind(bare[i]) in ("happened", "pending")
+        for i in range(start, end)
     )
 
 
@@ -173,16 +165,14 @@ def _section_kind(heading: str) -> str | None:
     return None
 
 
-def _block(lines: list[str], start: int, end: int) -> Block:
+def _block(raw: list[str], bare: list[str], marks: list[bool], start: int, end: int) -> Block:
     content_end = end
     while content_end > start + 1 and (
-        not _bare(lines[content_end - 1]).strip() or _RULE.fullmatch(_bare(lines[content_end - 1]))
+        not bare[content_end - 1].strip() or _RULE.fullmatch(bare[content_end - 1])
     ):
         content_end -= 1
-    body = lines[start:content_end]
-    text, trailer, heading = "".join(body), "".join(lines[content_end:end]), _bare(lines[start])
-    marks = _structural(body)
-    if not _DATE_LIKE.match(lines[start]) and not _names_a_section(body[1:], marks[1:]):
+    text, trailer, heading = "".join(raw[start:content_end]), "".join(raw[content_end:end]), bare[start]
+    if not _DATE_LIKE.match(heading) and not _names_a_section(bare, marks, start + 1, content_end):
         return Other(start + 1, text, trailer, heading)
     return Entry(
         line=start + 1,
@@ -190,32 +180,33 @@ def _block(lines: list[str], start: int, end: int) -> Block:
         trailer=trailer,
         heading=heading,
         header=read_header(heading),
-        tags=_tags(body, start),
-        sections=_sections(body, marks, start),
+        tags=_tags(bare, start, content_end),
+        sections=_sections(bare, marks, start, content_end),
     )
 
 
-def _tags(body: list[str], start: int) -> Tags | None:
-    for offset, line in enumerate(body[1:], start=1):
-        bare = _bare(line)
-        if bare.startswith("###"):
+def _tags(bare: list[str], start: int, end: int) -> Tags | None:
+    for index in range(start + 1, end):
+        line = bare[index]
+        if line.startswith("###"):
             return None
-        if bare.strip():
-            return read_tags(bare, start + offset + 1)
+        if line.strip():
+            return read_tags(line, index + 1)
     return None
 
 
-def _sections(body: list[str], marks: list[bool], start: int) -> tuple[Section, ...]:
+def _sections(bare: list[str], marks: list[bool], start: int, end: int) -> tuple[Section, ...]:
     found: list[Section] = []
-    heading_at = [i for i, line in enumerate(body) if marks[i] and line.startswith("### ")]
+    heading_at = [i for i in range(start + 1, end) if bare[i].startswith("### ") and marks[i]]
     for position, index in enumerate(heading_at):
-        end = heading_at[position + 1] if position + 1 < len(heading_at) else len(body)
-        heading = _bare(body[index])
-        content = tuple(_bare(line) for line in body[index + 1 : end])
+        stop = heading_at[position + 1] if position + 1 < len(heading_at) else end
         items = tuple(
             item
-            for offset, text in enumerate(content)
-            if marks[index + 1 + offset] and (item := read_item(text, start + index + offset + 2)) is not None
+            for i in range(index + 1, stop)
+            if marks[i] and bare[i][:1] in _ITEM_START and (item := read_item(bare[i], i + 1)) is not None
         )
-        found.append(Section(start + index + 1, heading, _section_kind(heading), content, items))
+        heading = bare[index]
+        found.append(
+            Section(index + 1, heading, _section_kind(heading), tuple(bare[index + 1 : stop]), items)
+        )
     return tuple(found)

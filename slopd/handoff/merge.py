@@ -38,6 +38,12 @@ class _Placed:
     block: Block
     source: Log
     last: bool  # the last block of its source: its trailer ends a file
+    key: str
+
+
+def _placed(log: Log) -> list[_Placed]:
+    last = len(log.blocks) - 1
+    return [_Placed(block, log, index == last, key(block)) for index, block in enumerate(log.blocks)]
 
 
 def merge(base: str, ours: str, theirs: str, *, marker_size: int = 7) -> Merged:
@@ -75,78 +81,73 @@ def _conflict(ours: str, base: str, theirs: str, size: int, newline: str) -> str
     return "".join(part if index % 2 else part + newline for index, part in enumerate(parts))
 
 
-def _matches(base: Log, side: Log) -> dict[int, _Placed | None]:
-    """For each base block (by index): the side's block it became (same or changed), or None."""
-    unmatched = list(range(len(side.blocks)))
-    found: dict[int, _Placed | None] = {}
-    side_keys = [key(block) for block in side.blocks]
-    last = len(side.blocks) - 1
-    for index, block in enumerate(base.blocks):
-        same = next((i for i in unmatched if side_keys[i] == key(block)), None)
+def _matches(base: list[_Placed], side: list[_Placed]) -> list[_Placed | None]:
+    """For each base block: the side's block it became (the same, or changed), or None."""
+    by_key: dict[str, list[int]] = {}
+    by_heading: dict[str, list[int]] = {}
+    base_keys = {item.key for item in base}
+    for index, item in enumerate(side):
+        by_key.setdefault(item.key, []).append(index)
+        if item.key not in base_keys:
+            by_heading.setdefault(item.block.heading.rstrip(), []).append(index)
+    taken: set[int] = set()
+    found: list[_Placed | None] = []
+    for item in base:
+        same = _first_free(by_key.get(item.key, []), taken)
         if same is None:
-            same = next(
-                (
-                    i
-                    for i in unmatched
-                    if side.blocks[i].heading.rstrip() == block.heading.rstrip()
-                    and not _in_base(side_keys[i], base)
-                ),
-                None,
-            )
+            same = _first_free(by_heading.get(item.block.heading.rstrip(), []), taken)
         if same is not None:
-            unmatched.remove(same)
-            found[index] = _Placed(side.blocks[same], side, same == last)
-        else:
-            found[index] = None
+            taken.add(same)
+        found.append(None if same is None else side[same])
     return found
 
 
-def _in_base(text: str, base: Log) -> bool:
-    return any(key(block) == text for block in base.blocks)
+def _first_free(indices: list[int], taken: set[int]) -> int | None:
+    while indices and indices[0] in taken:
+        indices.pop(0)
+    return indices[0] if indices else None
 
 
 def _blocks(base: Log, ours: Log, theirs: Log) -> list[_Placed]:
     """Rule 4, in the sides' order: ours' blocks, each block only theirs holds placed just
     before the block that follows it in theirs (at the end when none does)."""
-    mine, yours = _matches(base, ours), _matches(base, theirs)
+    old_side, our_side, their_side = _placed(base), _placed(ours), _placed(theirs)
+    mine, yours = _matches(old_side, our_side), _matches(old_side, their_side)
     gone: set[str] = set()  # base texts that must not come back: deleted, or changed on one side
     replaced: dict[str, _Placed] = {}  # ours' unchanged copy -> theirs' change
     alias: dict[str, str] = {}  # theirs' unchanged copy -> ours' change (where theirs' order anchors)
-    for index, block in enumerate(base.blocks):
-        old, a, b = key(block), mine[index], yours[index]
-        a_same, b_same = a is not None and key(a.block) == old, b is not None and key(b.block) == old
+    for item, a, b in zip(old_side, mine, yours, strict=True):
+        old = item.key
+        a_same, b_same = a is not None and a.key == old, b is not None and b.key == old
         if (a is None and (b is None or b_same)) or (b is None and a_same) or (b_same and not a_same):
             gone.add(old)
         if a_same and b is not None and not b_same:
             replaced[old] = b
         if b_same and a is not None and not a_same:
-            alias[old] = key(a.block)
+            alias[old] = a.key
     result: list[_Placed] = []
     where: dict[str, int] = {}
-
-    def fresh(placed: _Placed) -> bool:
-        text = key(placed.block)
-        return text not in where and text not in gone
-
-    for position, block in enumerate(ours.blocks):
-        placed = replaced.get(key(block)) or _Placed(block, ours, position == len(ours.blocks) - 1)
-        if fresh(placed):
-            where[key(placed.block)] = len(result)
+    for item in our_side:
+        placed = replaced.get(item.key, item)
+        if placed.key not in where and placed.key not in gone:
+            where[placed.key] = len(result)
             result.append(placed)
+    before: dict[int, list[_Placed]] = {}  # theirs-only blocks to go before result[index]
     waiting: list[_Placed] = []
-    for position, block in enumerate(theirs.blocks):
-        text = key(block)
-        text = alias.get(text, text)
-        if text in where:
-            at = where[text]
-            result[at:at] = waiting
-            where = {key(item.block): index for index, item in enumerate(result)}
+    held: set[str] = set()
+    for item in their_side:
+        anchor = where.get(alias.get(item.key, item.key))
+        if anchor is not None:
+            before.setdefault(anchor, []).extend(waiting)
             waiting = []
-            continue
-        placed = _Placed(block, theirs, position == len(theirs.blocks) - 1)
-        if fresh(placed) and all(key(item.block) != text for item in waiting):
-            waiting.append(placed)
-    return result + waiting
+        elif item.key not in gone and item.key not in held:
+            held.add(item.key)
+            waiting.append(item)
+    merged: list[_Placed] = []
+    for index, item in enumerate(result):
+        merged += before.get(index, [])
+        merged.append(item)
+    return merged + waiting
 
 
 def _order(placed: list[_Placed]) -> list[_Placed]:
@@ -160,16 +161,15 @@ def _order(placed: list[_Placed]) -> list[_Placed]:
         days.append(current or date.max)
     ranked = sorted(range(len(placed)), key=lambda index: days[index], reverse=True)
     ordered = [placed[index] for index in ranked]
-    ordered_days = [days[index] for index in ranked]
-    for day in set(ordered_days):
-        slots = [
-            i
-            for i, (item, d) in enumerate(zip(ordered, ordered_days, strict=True))
-            if d == day and _moment(item) is not None
-        ]
-        timed = sorted((ordered[i] for i in slots), key=lambda item: -(_moment(item) or 0.0))
-        for slot, item in zip(slots, timed, strict=True):
-            ordered[slot] = item
+    slots: dict[date, list[tuple[int, float]]] = {}
+    for position, index in enumerate(ranked):
+        moment = _moment(placed[index])
+        if moment is not None:
+            slots.setdefault(days[index], []).append((position, moment))
+    for timed in slots.values():
+        items = sorted(((ordered[position], moment) for position, moment in timed), key=lambda pair: -pair[1])
+        for (position, _), (item, _) in zip(timed, items, strict=True):
+            ordered[position] = item
     return ordered
 
 
