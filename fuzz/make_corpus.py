@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Build the seed corpora under fuzz/corpus/ from the sample hub and crafted cases.
 
-    python fuzz/make_corpus.py          # rewrites fuzz/corpus/{envelope,sshsig,allowed_signers}
+    python fuzz/make_corpus.py          # rewrites fuzz/corpus/{envelope,sshsig,allowed_signers,handoff_lint}
 
 Deterministic: the same files, byte for byte, on every run (the keys come from `common.KEY_SEED`,
 Ed25519 signing is deterministic and the software security key of `tests/authenticator.py` signs
@@ -29,6 +29,7 @@ from tests.authenticator import USER_PRESENT, USER_VERIFIED, Authenticator
 SAMPLE_HUB = REPO_DIR / "sample-hub"
 SAMPLE_CONFIG = REPO_DIR / "sample-config"
 OPENSSH_VECTORS = REPO_DIR / "tests" / "fixtures" / "openssh-sshsig"
+HANDOFF_FIXTURES = REPO_DIR / "tests" / "fixtures" / "handoff"
 SEED = KEY_SEED.hex()
 WEBAUTHN = b"webauthn-sk-ecdsa-sha2-nistp256@openssh.com"
 
@@ -350,11 +351,100 @@ def allowed_signers_seeds() -> dict[str, bytes]:
     }
 
 
+HANDOFF_HEAD = "# Handoff Log\nSession handoffs, newest entry first.\n\n---\n\n"
+HANDOFF_V1 = (
+    "## 2026-04-03 \u2014 Hot Rod (main)\n\n### What happened\n- Built the merge driver\n\n"
+    "### What's pending\n- [ ] **[Pierre]** Review the driver\n- [x] Wire CI\n- a plain bullet\n\n"
+    "### Watch out for\n- The cache is stale\n"
+)
+HANDOFF_V2 = (
+    "## 2026-04-13 \u2014 Skippy | Claude (Hot Rod) | code\n**Tag-in:** 14:30 ET | **Tag-out:** 16:45 ET\n\n"
+    "### What happened\n- Mapped the sprint model\n\n### What's pending\n- [ ] **[Skippy]** Fork it\n"
+)
+HANDOFF_ACTIVE = (
+    "## 2026-04-13 \u2014 Grok | Grok (X) | brainstorm\n**Tag-in:** 17:00 UTC | **Tag-out:** [active]\n\n"
+    "### What happened\n- Tagged in\n\n### What's pending\n- [ ] **[Grok]** Tag out\n"
+)
+
+
+def handoff_log(*entries: str, head: str = HANDOFF_HEAD) -> bytes:
+    return (head + "\n---\n\n".join(entries)).encode()
+
+
+def handoff_lint_seeds() -> dict[str, bytes]:
+    """MEP handoff logs: conformant ones (v1, v2, [active], CRLF, BOM, no final newline) and one
+    per way to break a rule, plus fences, comments, standups and bytes that are not UTF-8."""
+    seeds = {f"fixture-{path.name}": path.read_bytes() for path in sorted(HANDOFF_FIXTURES.glob("*.md"))}
+    valid = handoff_log(HANDOFF_ACTIVE, HANDOFF_V2, HANDOFF_V1)
+    seeds.update(
+        {
+            "valid.md": valid,
+            "crlf.md": valid.replace(b"\n", b"\r\n"),
+            "bom.md": b"\xef\xbb\xbf" + valid,
+            "no-final-newline.md": valid.rstrip(b"\n"),
+            "blank-line-separators.md": valid.replace(b"\n---\n\n", b"\n"),
+            "header-only.md": HANDOFF_HEAD.encode(),
+            "empty.md": b"",
+            "hyphen-separators.md": handoff_log(
+                HANDOFF_V1.replace("\u2014", "-"), HANDOFF_V1.replace("\u2014", "--")
+            ),
+            "mojibake-dash.md": handoff_log(HANDOFF_V1.replace("\u2014", "\u00e2\u20ac\u201d")),
+            "en-dash.md": handoff_log(HANDOFF_V1.replace("\u2014", "\u2013")),
+            "invalid-date.md": handoff_log(HANDOFF_V1.replace("2026-04-03", "2026-02-30")),
+            "slashed-date.md": handoff_log(HANDOFF_V1.replace("2026-04-03", "2026/4/3")),
+            "out-of-order.md": handoff_log(HANDOFF_V1, HANDOFF_V2),
+            "same-day-untimed.md": handoff_log(HANDOFF_V1, HANDOFF_V1.replace("Hot Rod", "Mac")),
+            "same-day-wrong-order.md": handoff_log(HANDOFF_V2, HANDOFF_ACTIVE),
+            "zones.md": handoff_log(
+                HANDOFF_V2.replace("16:45 ET", "~4:45 pm PT"), HANDOFF_V2.replace("16:45 ET", "18:00 +02:00")
+            ),
+            "malformed-tags.md": handoff_log(HANDOFF_V2.replace(" | **Tag-out:** 16:45 ET", "")),
+            "plain-tags.md": handoff_log(HANDOFF_V2.replace("**", "")),
+            "missing-tags.md": handoff_log(
+                HANDOFF_V2.replace("**Tag-in:** 14:30 ET | **Tag-out:** 16:45 ET\n", "")
+            ),
+            "missing-pending.md": handoff_log(HANDOFF_V1.split("### What's pending", maxsplit=1)[0]),
+            "empty-section.md": handoff_log(HANDOFF_V1.replace("- Built the merge driver\n", "")),
+            "sections-out-of-order.md": handoff_log(
+                "## 2026-04-03 \u2014 Mac\n\n### What's pending\n- [ ] a\n\n### What happened\n- b\n"
+            ),
+            "malformed-tasks.md": handoff_log(
+                HANDOFF_V1.replace(
+                    "- a plain bullet", "-[ ] a\n- [] b\n* [ ] c\n1. [ ] d\n- [ x] e\n- [link](url)"
+                )
+            ),
+            "no-file-header.md": handoff_log(HANDOFF_V1, head="# Notes\n\n"),
+            "fences-and-comments.md": handoff_log(
+                HANDOFF_V1.replace(
+                    "- The cache is stale", "- See:\n```\n## 2026-04-09 \u2014 fenced\n```\n<!--\n## x\n-->"
+                ),
+                head=HANDOFF_HEAD + "<!-- entries: ## YYYY-MM-DD \u2014 machine (branch) -->\n\n",
+            ),
+            "unclosed-fence.md": handoff_log(HANDOFF_V1 + "~~~\n", HANDOFF_V2),
+            "standup.md": handoff_log(
+                HANDOFF_ACTIVE,
+                head="# Standing Standup \u2014 slopd\n\n## Scope\n\n- the daemon\n\n"
+                "## Party line\n\n- Grok since 17:00\n\n" + HANDOFF_HEAD,
+            ),
+            "notes-block.md": handoff_log(HANDOFF_V2, HANDOFF_V1, "## Notes\n\n- archive monthly\n"),
+            "invalid-utf8.md": valid.replace(b"Built the", b"Built \xff\xfe the"),
+            "nul.md": valid.replace(b"Wire CI", b"Wire\0CI"),
+            "surrogate-bytes.md": valid.replace(b"Wire CI", b"Wire \xed\xa0\x80 CI"),
+            "line-separators.md": handoff_log(
+                HANDOFF_V1.replace("- The cache", "- pasted\u2028## 2026-04-09 \u2014 x\x0c- The cache")
+            ),
+            "lone-cr.md": valid.replace(b"\n", b"\r"),
+        }
+    )
+    return seeds
+
+
 def main() -> None:
     for harness, seeds in (
         ("envelope", envelope_seeds()),
         ("sshsig", sshsig_seeds()),
         ("allowed_signers", allowed_signers_seeds()),
+        ("handoff_lint", handoff_lint_seeds()),
     ):
         directory = CORPUS_DIR / harness
         shutil.rmtree(directory, ignore_errors=True)

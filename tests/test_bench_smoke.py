@@ -97,3 +97,17 @@ def test_verify_quick_prints_a_ratio_for_every_order_figure(tmp_path: Path) -> N
         assert re.search(pattern, stdout, re.MULTILINE), f"no ratio line for {label}:\n{stdout}"
         assert figures["figures"][label]["median_us"] > 0, label
         assert figures["figures"][label]["floor"].startswith("floor "), label
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(120)
+def test_handoff_quick_prints_lint_and_merge_figures_per_size(tmp_path: Path) -> None:
+    """`handoff.py --quick` exits 0 and prints a row per log size and the growth line; every
+    generated log linted clean and merged without conflict (the script checks before timing)."""
+    stdout, figures = run_quick("handoff.py", tmp_path, timeout=100)
+    for size in ("100", "1,000"):
+        assert re.search(rf"^{size} +\S+ KiB +\d", stdout, re.MULTILINE), f"no row for {size}:\n{stdout}"
+    assert re.search(r"^growth 100 -> 1,000 entries \(10x\): lint \d", stdout, re.MULTILINE), stdout
+    assert [row["entries"] for row in figures["figures"]] == [100, 1000]
+    for row in figures["figures"]:
+        assert min(row["lint_s"], row["merge_s"], row["lint_peak_mib"], row["merge_peak_mib"]) > 0, row

@@ -19,7 +19,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 FUZZ = ROOT / "fuzz"
-HARNESSES = ["envelope", "sshsig", "allowed_signers"]
+HARNESSES = ["envelope", "sshsig", "allowed_signers", "handoff_lint"]
 RUNS = 3000
 
 

@@ -17,7 +17,8 @@ Rules (SPEC §10, the seed's BNF read leniently):
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 
 from slopd.handoff.header import Header, Tags, read_header, read_tags
 from slopd.handoff.items import Item, read_item
@@ -45,15 +46,22 @@ class Section:
         return not any(text.strip() for text in self.lines)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Entry:
+    """An entry; its sections are read when first asked for (a merge needs only the header)."""
+
     line: int  # 1-based line number of its `## ` heading in the file
     text: str  # from the heading to its last content line, endings kept
     trailer: str
     heading: str
     header: Header
     tags: Tags | None
-    sections: tuple[Section, ...]
+    _body: tuple[str, ...] = field(repr=False, compare=False)  # its lines, without endings
+    _marks: tuple[bool, ...] = field(repr=False, compare=False)  # outside fences and comments
+
+    @cached_property
+    def sections(self) -> tuple[Section, ...]:
+        return _sections(self._body, self._marks, self.line - 1)
 
     def section(self, kind: str) -> Section | None:
         return next((section for section in self.sections if section.kind == kind), None)
@@ -93,7 +101,7 @@ class Log:
 
 
 def parse(text: str) -> Log:
-    raw = text.splitlines(keepends=True)
+    raw = _lines(text)
     bare = [line.rstrip("\r\n") for line in raw]
     marks = _structural(bare)
     starts = _block_starts(bare, marks)
@@ -101,6 +109,14 @@ def parse(text: str) -> Log:
     ends = [*starts[1:], len(raw)]
     blocks = tuple(_block(raw, bare, marks, start, end) for start, end in zip(starts, ends, strict=False))
     return Log(preamble, blocks, _newline(text))
+
+
+def _lines(text: str) -> list[str]:
+    """Lines as Markdown has them: broken at `\n` only (`str.splitlines` breaks at `\x0c`,
+    `\x85`, `\u2028` … too), each with its ending."""
+    parts = text.split("\n")
+    lines = [part + "\n" for part in parts[:-1]]
+    return [*lines, parts[-1]] if parts[-1] else lines
 
 
 def render(log: Log) -> str:
@@ -181,7 +197,8 @@ def _block(raw: list[str], bare: list[str], marks: list[bool], start: int, end: 
         heading=heading,
         header=read_header(heading),
         tags=_tags(bare, start, content_end),
-        sections=_sections(bare, marks, start, content_end),
+        _body=tuple(bare[start:content_end]),
+        _marks=tuple(marks[start:content_end]),
     )
 
 
@@ -195,18 +212,21 @@ def _tags(bare: list[str], start: int, end: int) -> Tags | None:
     return None
 
 
-def _sections(bare: list[str], marks: list[bool], start: int, end: int) -> tuple[Section, ...]:
+def _sections(body: tuple[str, ...], marks: tuple[bool, ...], start: int) -> tuple[Section, ...]:
+    """The sections of an entry whose heading is line `start` (0-based) of the file."""
     found: list[Section] = []
-    heading_at = [i for i in range(start + 1, end) if bare[i].startswith("### ") and marks[i]]
+    heading_at = [i for i in range(1, len(body)) if body[i].startswith("### ") and marks[i]]
     for position, index in enumerate(heading_at):
-        stop = heading_at[position + 1] if position + 1 < len(heading_at) else end
+        stop = heading_at[position + 1] if position + 1 < len(heading_at) else len(body)
         items = tuple(
             item
             for i in range(index + 1, stop)
-            if marks[i] and bare[i][:1] in _ITEM_START and (item := read_item(bare[i], i + 1)) is not None
+            if marks[i]
+            and body[i][:1] in _ITEM_START
+            and (item := read_item(body[i], start + i + 1)) is not None
         )
-        heading = bare[index]
+        heading = body[index]
         found.append(
-            Section(index + 1, heading, _section_kind(heading), tuple(bare[index + 1 : stop]), items)
+            Section(start + index + 1, heading, _section_kind(heading), body[index + 1 : stop], items)
         )
     return tuple(found)

@@ -21,7 +21,7 @@ SEPARATORS = (" \u2014 ", " \u00e2\u20ac\u201d ", " \u2013 ", " -- ", " - ")
 EM_DASH = " \u2014 "
 _DATE = re.compile(r"(\d{4})-(\d{2})-(\d{2})")
 _TAGS = re.compile(
-    r"(?P<b1>\*\*)?Tag-in:(?P=b1)\s*(?P<tag_in>.*?)\s*\|\s*(?P<b2>\*\*)?Tag-out:(?P=b2)\s*(?P<tag_out>.*?)\s*"
+    r"(?P<b1>(?:\*\*)?)Tag-in:(?P=b1)\s*(?P<tag_in>.*?)\s*\|\s*(?P<b2>(?:\*\*)?)Tag-out:(?P=b2)\s*(?P<tag_out>.*?)\s*"
 )
 _TAG_LIKE = re.compile(r"\**\s*Tag-(?:in|out)\b", re.IGNORECASE)
 _TIME = re.compile(
@@ -76,7 +76,8 @@ def read_header(heading: str) -> Header:
             written, separator, context = before.strip(), candidate, after.strip()
             break
     else:
-        written = rest.split(" ", 1)[0] if rest else ""
+        leading = _DATE.match(rest)
+        written = leading.group(0) if leading else (rest.split(" ", 1)[0] if rest else "")
         context = rest[len(written) :].strip()
     matched = _DATE.fullmatch(written)
     day = _calendar(matched) if matched else None

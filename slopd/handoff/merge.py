@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from datetime import date
 
 from slopd.handoff import header as headers
-from slopd.handoff.grammar import Block, Entry, Log, parse
+from slopd.handoff.grammar import FILE_HEADER, Block, Entry, Log, parse
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,11 +52,16 @@ def merge(base: str, ours: str, theirs: str, *, marker_size: int = 7) -> Merged:
     if base == ours:
         return Merged(theirs, 0)
     logs = parse(base), parse(ours), parse(theirs)
-    if any(text.strip() and not log.blocks for text, log in zip((ours, theirs), logs[1:], strict=True)):
+    if any(text.strip() and not _is_log(log) for text, log in zip((ours, theirs), logs[1:], strict=True)):
         return Merged(_conflict(ours, base, theirs, marker_size, "\n"), 1, log=False)
     preamble, conflicts = _preamble(*logs, marker_size)
     placed = _order(_blocks(*logs))
     return Merged(preamble + _render(placed, logs[1], logs[2]), conflicts)
+
+
+def _is_log(log: Log) -> bool:
+    """Rule 2: entries, or at least the file header of a log (every entry deleted)."""
+    return bool(log.blocks) or any(line.rstrip() == FILE_HEADER for line in log.preamble.split("\n"))
 
 
 def key(block: Block) -> str:
@@ -95,7 +100,7 @@ def _matches(base: list[_Placed], side: list[_Placed]) -> list[_Placed | None]:
     for item in base:
         same = _first_free(by_key.get(item.key, []), taken)
         if same is None:
-            same = _first_free(by_heading.get(item.block.heading.rstrip(), []), taken)
+            same = _closest(item, by_heading.get(item.block.heading.rstrip(), []), side, taken)
         if same is not None:
             taken.add(same)
         found.append(None if same is None else side[same])
@@ -106,6 +111,21 @@ def _first_free(indices: list[int], taken: set[int]) -> int | None:
     while indices and indices[0] in taken:
         indices.pop(0)
     return indices[0] if indices else None
+
+
+def _closest(item: _Placed, indices: list[int], side: list[_Placed], taken: set[int]) -> int | None:
+    """Rule 3's changed entry: of the free blocks with its heading, the one sharing the most
+    content lines with it (none shared: not a change of it, but another entry)."""
+    lines = _content(item)
+    best, shared = None, 0
+    for index in indices:
+        if index not in taken and (count := len(lines & _content(side[index]))) > shared:
+            best, shared = index, count
+    return best
+
+
+def _content(item: _Placed) -> set[str]:
+    return {line for line in item.key.split("\n")[1:] if line.strip() and not line.startswith("#")}
 
 
 def _blocks(base: Log, ours: Log, theirs: Log) -> list[_Placed]:
@@ -191,7 +211,10 @@ def _render(placed: list[_Placed], ours: Log, theirs: Log) -> str:
             parts.append(block.text + block.trailer if item.last and item.source is ours else text + ending)
         else:
             parts.append(text + (block.trailer if block.trailer and not item.last else separator))
-    return "".join(parts)
+    text = "".join(parts)
+    if ours.blocks and not (ours.blocks[-1].text + ours.blocks[-1].trailer).endswith("\n"):
+        text = text.removesuffix("\n").removesuffix("\r")  # ours ended without a newline: so does the merge
+    return text
 
 
 def _separator(log: Log) -> str | None:

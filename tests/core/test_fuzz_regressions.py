@@ -8,7 +8,9 @@ fuzz/README.md) must keep the invariant its harness asserts:
   and a counter exactly for a security key; the private and public key readers raise only
   `SignatureError`;
 - allowed_signers: `parse` gives entries or an `AllowedSignersError` naming a line of the text, and
-  `authorize` is total over what it parsed.
+  `authorize` is total over what it parsed;
+- handoff_lint: `lint` gives a `Report` whose findings name lines of the file, and the text it read
+  renders back exactly (`render(parse(text)) == text`).
 """
 
 from __future__ import annotations
@@ -24,9 +26,10 @@ import pytest
 from slopd.core import allowed_signers, keyfiles, sshkeys, sshsig
 from slopd.core.envelope import Envelope, EnvelopeError, parse
 from slopd.core.wire import SignatureError
+from slopd.handoff import grammar, lint
 
 FUZZ = Path(__file__).resolve().parents[2] / "fuzz"
-HARNESSES = ("envelope", "sshsig", "allowed_signers")
+HARNESSES = ("envelope", "sshsig", "allowed_signers", "handoff_lint")
 NOW = datetime(2026, 7, 4, 8, 0, tzinfo=UTC)
 MESSAGE = (FUZZ / "corpus" / "envelope" / "signed-order.md").read_bytes()  # fuzz/common.py's MESSAGE
 
@@ -116,10 +119,21 @@ def allowed_signers_invariant(data: bytes) -> None:
                 assert isinstance(verdict, allowed_signers.Authorized | allowed_signers.Refused)
 
 
+def handoff_lint_invariant(data: bytes) -> None:
+    report = lint.lint(data)
+    assert isinstance(report, lint.Report)
+    text = data.decode("utf-8", "surrogateescape")
+    assert grammar.render(grammar.parse(text)) == text
+    assert grammar.render(report.log) == text
+    lines = max(1, len(text.splitlines()))
+    assert all(1 <= finding.line <= lines and finding.message and finding.fix for finding in report.findings)
+
+
 INVARIANTS = {
     "envelope": envelope_invariant,
     "sshsig": sshsig_invariant,
     "allowed_signers": allowed_signers_invariant,
+    "handoff_lint": handoff_lint_invariant,
 }
 CASES = [(harness, path) for harness in HARNESSES for path in inputs(harness)]
 
