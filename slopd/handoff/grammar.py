@@ -31,15 +31,25 @@ _ITEM_START = frozenset("-*+ \t0123456789")
 SECTION_NAMES = {"happened": "What happened", "pending": "What's pending", "watch": "Watch out for"}
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Section:
-    """A `### ` heading and the lines under it, up to the next `### ` heading."""
+    """A `### ` heading and the lines under it, up to the next `### ` heading; its list items
+    are read when first asked for."""
 
     line: int
     heading: str
     kind: str | None  # "happened" | "pending" | "watch" | None: a section MEP does not name
     lines: tuple[str, ...]  # without line endings
-    items: tuple[Item, ...]
+    _marks: tuple[bool, ...] = field(repr=False, compare=False)  # of `lines`: outside fences, comments
+
+    @cached_property
+    def items(self) -> tuple[Item, ...]:
+        first = self.line + 1
+        return tuple(
+            item
+            for offset, text in enumerate(self.lines)
+            if self._marks[offset] and text[:1] in _ITEM_START and (item := read_item(text, first + offset))
+        )
 
     @property
     def empty(self) -> bool:
@@ -218,15 +228,9 @@ def _sections(body: tuple[str, ...], marks: tuple[bool, ...], start: int) -> tup
     heading_at = [i for i in range(1, len(body)) if body[i].startswith("### ") and marks[i]]
     for position, index in enumerate(heading_at):
         stop = heading_at[position + 1] if position + 1 < len(heading_at) else len(body)
-        items = tuple(
-            item
-            for i in range(index + 1, stop)
-            if marks[i]
-            and body[i][:1] in _ITEM_START
-            and (item := read_item(body[i], start + i + 1)) is not None
-        )
         heading = body[index]
+        kind = _section_kind(heading)
         found.append(
-            Section(start + index + 1, heading, _section_kind(heading), body[index + 1 : stop], items)
+            Section(start + index + 1, heading, kind, body[index + 1 : stop], marks[index + 1 : stop])
         )
     return tuple(found)
