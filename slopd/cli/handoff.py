@@ -101,6 +101,8 @@ def new(args: argparse.Namespace) -> int:
     if args.context is None and not (args.platform and args.session_type):
         raise UsageError("a v2 header needs --platform and --session-type (or give --context for v1)")
     listed = args.happened or args.pending or args.watch
+    if not listed and sys.stdin.isatty():
+        raise UsageError("give --happened/--pending/--watch, or pipe the sections in as Markdown")
     sections = None if listed else sys.stdin.read()
     parts = compose.Parts(
         date=args.date,
