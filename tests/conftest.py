@@ -193,6 +193,26 @@ def hub_env(tmp: Path) -> dict[str, str]:
     return env
 
 
+def git_env(tmp: Path) -> dict[str, str]:
+    """`hub_env` plus a git with an identity of its own and no config of the user's or system's."""
+    env = hub_env(tmp)
+    home = tmp / "home"
+    home.mkdir(exist_ok=True)
+    env.update(
+        HOME=str(home),
+        GIT_CONFIG_GLOBAL=str(home / ".gitconfig"),
+        GIT_CONFIG_NOSYSTEM="1",
+        GIT_CEILING_DIRECTORIES=str(tmp),
+        GIT_AUTHOR_NAME="Test Author",
+        GIT_AUTHOR_EMAIL="author@example.invalid",
+        GIT_COMMITTER_NAME="Test Committer",
+        GIT_COMMITTER_EMAIL="committer@example.invalid",
+        GIT_TERMINAL_PROMPT="0",
+        LC_ALL="C.UTF-8",
+    )
+    return env
+
+
 @pytest.fixture(name="hub")
 def fixture_hub(tmp_path: Path) -> HubDir:
     root = tmp_path / "hub"

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import SLOPD, hub_env
+from tests.conftest import SLOPD, git_env
 
 FIXTURES = Path(__file__).parent / "fixtures" / "handoff"
 VALID_QUIET = ("valid.md", "valid-v2-sameday.md", "valid-active.md")
@@ -30,22 +30,7 @@ V2_TAGS = ("--tag-in", "08:00 UTC", "--tag-out", "09:15 UTC")
 
 @pytest.fixture(name="env")
 def fixture_env(tmp_path: Path) -> dict[str, str]:
-    """slopd's test environment, plus a git that reads no config of the user's."""
-    env = hub_env(tmp_path)
-    home = tmp_path / "home"
-    home.mkdir()
-    env.update(
-        HOME=str(home),
-        GIT_CONFIG_GLOBAL=str(home / ".gitconfig"),
-        GIT_CONFIG_NOSYSTEM="1",
-        GIT_CEILING_DIRECTORIES=str(tmp_path),
-        GIT_AUTHOR_NAME="Test Author",
-        GIT_AUTHOR_EMAIL="author@example.invalid",
-        GIT_COMMITTER_NAME="Test Committer",
-        GIT_COMMITTER_EMAIL="committer@example.invalid",
-        LC_ALL="C.UTF-8",
-    )
-    return env
+    return git_env(tmp_path)
 
 
 def slopd(

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import os
 import subprocess
 from collections import Counter
 from pathlib import Path
@@ -18,33 +19,16 @@ import pytest
 
 from slopd.handoff.grammar import Entry, parse
 from slopd.handoff.merge import key
-from tests.conftest import SLOPD, hub_env
+from tests.conftest import SLOPD, git_env
 
 FIXTURES = Path(__file__).parent / "fixtures" / "handoff"
-MERGE_CASE = Path("/work/shared/corpus/mep/merge-case__crminarian-gbrain__handoff")
+CORPUS = Path(os.environ.get("SLOPD_CORPUS", Path(__file__).resolve().parents[2] / "shared" / "corpus"))
+MERGE_CASE = CORPUS / "mep" / "merge-case__crminarian-gbrain__handoff"  # read, never copied (licences)
 
 
 @pytest.fixture(name="env")
 def fixture_env(tmp_path: Path) -> dict[str, str]:
-    """slopd's test environment, plus a git with an identity and no config of the user's."""
-    env = hub_env(tmp_path)
-    home = tmp_path / "home"
-    home.mkdir()
-    env.update(
-        HOME=str(home),
-        GIT_CONFIG_GLOBAL=str(home / ".gitconfig"),
-        GIT_CONFIG_NOSYSTEM="1",
-        GIT_CEILING_DIRECTORIES=str(tmp_path),
-        GIT_AUTHOR_NAME="Test Author",
-        GIT_AUTHOR_EMAIL="author@example.invalid",
-        GIT_COMMITTER_NAME="Test Committer",
-        GIT_COMMITTER_EMAIL="committer@example.invalid",
-        GIT_TERMINAL_PROMPT="0",
-        LC_ALL="C",
-    )
-    env.pop("GIT_DIR", None)
-    env.pop("GIT_WORK_TREE", None)
-    return env
+    return git_env(tmp_path)
 
 
 def run_git(env: dict[str, str], cwd: Path, *args: str | Path) -> subprocess.CompletedProcess[str]:

@@ -70,15 +70,15 @@ def insert(log_text: str | None, entry_text: str) -> str:
     newline = log.newline if log_text else "\n"
     new_text = entry_text.replace("\r\n", "\n").replace("\n", newline)
     fresh = parse(f"{FILE_HEADER}{newline}{newline}" + new_text).entries
-    separator = _separator(log, newline)
     if not fresh:
         return text + new_text
     position = _place(log, fresh[0])
-    head = log.preamble + "".join(block.text + block.trailer for block in log.blocks[:position])
-    if position > 0 and not log.blocks[position - 1].trailer:
-        head = log.preamble + "".join(block.text + block.trailer for block in log.blocks[: position - 1])
-        last = log.blocks[position - 1]
-        head += (last.text if last.text.endswith("\n") else last.text + newline) + separator
+    separator = _separator(log, newline)
+    above = [block.text + block.trailer for block in log.blocks[:position]]
+    if above and not log.blocks[position - 1].trailer:  # the file's last block: nothing after it
+        last = log.blocks[position - 1].text
+        above[-1] = (last if last.endswith("\n") else last + newline) + separator
+    head = log.preamble + "".join(above)
     if not head.endswith("\n"):
         head += newline
     if not head.endswith(("\n\n", "\r\n\r\n")):
@@ -105,11 +105,7 @@ def _place(log: Log, new: Entry) -> int:
             other = headers.instant(block.tags.tag_out if block.tags else None, day)
             if moment is None or other is None or other <= moment:
                 return index
-    return 0 if day is None else _after_last_entry(log)
-
-
-def _after_last_entry(log: Log) -> int:
-    return len(log.blocks) if log.entries else 0
+    return 0 if day is None or not log.entries else len(log.blocks)
 
 
 def accepts(log_text: str | None, entry_text: str) -> tuple[str, list[Finding]]:
