@@ -10,6 +10,7 @@ import argparse
 import json
 import stat
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 
 from slopd.core.errors import UsageError
@@ -104,8 +105,9 @@ def new(args: argparse.Namespace) -> int:
     if not listed and sys.stdin.isatty():
         raise UsageError("give --happened/--pending/--watch, or pipe the sections in as Markdown")
     sections = None if listed else sys.stdin.read()
+    day = args.date or datetime.now(UTC).date().isoformat()
     parts = compose.Parts(
-        date=args.date,
+        date=day,
         agent=args.agent,
         context=args.context,
         platform=args.platform,
@@ -126,5 +128,5 @@ def new(args: argparse.Namespace) -> int:
         print(f"slopd handoff new: {path}: the entry was refused; nothing was written", file=sys.stderr)
         return 1
     fs.write_file(path, text.encode("utf-8", "surrogateescape"), mode=_mode(path), replace=True)
-    print(f"{path}: entry for {args.date} added")
+    print(f"{path}: entry for {day} added")
     return 0

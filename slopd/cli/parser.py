@@ -188,7 +188,7 @@ def _handoff_commands(commands: argparse._SubParsersAction[argparse.ArgumentPars
     sub.add_argument("--context", help="v1 header context: 'machine (branch)'")
     sub.add_argument("--platform", help="v2: the platform, e.g. 'Claude (Hot Rod)'")
     sub.add_argument("--session-type", help="v2: code, cowork, brainstorm, research, …")
-    sub.add_argument("--date", default=_today(), help="YYYY-MM-DD (default: today, UTC)")
+    sub.add_argument("--date", help="YYYY-MM-DD (default: today, UTC)")
     sub.add_argument("--tag-in", metavar="TIME", help="e.g. '14:30 ET'")
     sub.add_argument("--tag-out", metavar="TIME", help="e.g. '16:45 ET' or [active]")
     for name, text in (
@@ -206,12 +206,6 @@ def _handoff_commands(commands: argparse._SubParsersAction[argparse.ArgumentPars
     sub.add_argument("--hub", required=True, help="the hub folder")
     sub.add_argument("project", metavar="PROJECT")
     sub.add_argument("--json", action="store_true")
-
-
-def _today() -> str:
-    from datetime import UTC, datetime  # noqa: PLC0415  # only when the parser is built
-
-    return datetime.now(UTC).date().isoformat()
 
 
 def _operating_commands(
