@@ -17,6 +17,7 @@ import pytest
 
 from slopd.handoff import standup
 from slopd.handoff.board import Board
+from slopd.shell import exchange
 from slopd.shell.lanes import Hub
 from tests.conftest import HubDir, RunningDaemon, body_of, envelope_text, front_matter
 
@@ -237,18 +238,26 @@ def test_a_human_editing_while_the_daemon_files_a_stream_loses_nothing(hub: HubD
     saved: list[str] = []
 
     def edit_like_an_editor() -> None:
-        number = 0
-        while not stop.is_set():
-            before = path.read_bytes()
-            mark = f"- edit {number}\n"
-            after = before.replace(b"## Artifacts\n\n", f"## Artifacts\n\n{mark}".encode(), 1)
-            temp = path.with_name(".slopd.md.swp")
-            temp.write_bytes(after)
-            if path.read_bytes() == before:  # a careful editor checks the file did not change
-                os.replace(temp, path)
-                saved.append(mark)
-                number += 1
-            time.sleep(0.03)
+        """Save Artifacts every 30 ms the way slopd saves: swap in, check what came out, and
+        swap back when the daemon wrote meanwhile — so the editor never drops the daemon's entry
+        and what is tested is that the daemon never drops the editor's edit."""
+        number, folder = 0, os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            while not stop.is_set():
+                before = path.read_bytes()
+                mark = f"- edit {number}\n"
+                temp = path.with_name(".slopd.md.swp")
+                temp.write_bytes(before.replace(b"## Artifacts\n\n", f"## Artifacts\n\n{mark}".encode(), 1))
+                assert exchange.swap(folder, temp.name, path.name)
+                if temp.read_bytes() == before:
+                    saved.append(mark)
+                    number += 1
+                else:
+                    assert exchange.swap(folder, temp.name, path.name)
+                temp.unlink()
+                time.sleep(0.03)
+        finally:
+            os.close(folder)
 
     editor = threading.Thread(target=edit_like_an_editor)
     with hub.running() as daemon:
