@@ -16,9 +16,13 @@ Rules (SPEC §10, the seed's BNF read leniently):
 
 from __future__ import annotations
 
+import gc
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
+from itertools import accumulate
 
 from slopd.handoff.header import Header, Tags, read_header, read_tags
 from slopd.handoff.items import Item, read_item
@@ -74,7 +78,16 @@ class Entry:
         return _sections(self._body, self._marks, self.line - 1)
 
     def section(self, kind: str) -> Section | None:
-        return next((section for section in self.sections if section.kind == kind), None)
+        """The first section of `kind` ("happened", "pending", "watch")."""
+        return self._kinds.get(kind)
+
+    @cached_property
+    def _kinds(self) -> dict[str, Section]:
+        found: dict[str, Section] = {}
+        for section in self.sections:
+            if section.kind is not None:
+                found.setdefault(section.kind, section)
+        return found
 
     def tasks(self) -> tuple[Item, ...]:
         pending = self.section("pending")
@@ -111,22 +124,45 @@ class Log:
 
 
 def parse(text: str) -> Log:
-    raw = _lines(text)
-    bare = [line.rstrip("\r\n") for line in raw]
-    marks = _structural(bare)
+    with collector_paused():
+        return _parse(text)
+
+
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """Parsing makes many small objects and no cycles: the cyclic collector's passes over a
+    growing heap would cost a fifth of a long log's parse, for nothing."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _parse(text: str) -> Log:
+    bare, offsets = _lines(text)
+    marks = _marks(text, bare)
     starts = _block_starts(bare, marks)
-    preamble = "".join(raw[: starts[0] if starts else len(raw)])
-    ends = [*starts[1:], len(raw)]
-    blocks = tuple(_block(raw, bare, marks, start, end) for start, end in zip(starts, ends, strict=False))
+    preamble = text[: offsets[starts[0] if starts else len(bare)]]
+    ends = [*starts[1:], len(bare)]
+    blocks = tuple(
+        _block(text, offsets, bare, marks, start, end) for start, end in zip(starts, ends, strict=False)
+    )
     return Log(preamble, blocks, _newline(text))
 
 
-def _lines(text: str) -> list[str]:
-    """Lines as Markdown has them: broken at `\n` only (`str.splitlines` breaks at `\x0c`,
-    `\x85`, `\u2028` … too), each with its ending."""
+def _lines(text: str) -> tuple[list[str], list[int]]:
+    """The lines as Markdown has them — broken at `\n` only (`str.splitlines` breaks at `\x0c`,
+    `\x85`, `\u2028` … too) — without their endings, and where each starts in `text` (one
+    more offset at the end: the text's length)."""
     parts = text.split("\n")
-    lines = [part + "\n" for part in parts[:-1]]
-    return [*lines, parts[-1]] if parts[-1] else lines
+    if not parts[-1]:
+        parts.pop()
+    offsets = [0, *accumulate(len(part) + 1 for part in parts)]
+    offsets[-1] = min(offsets[-1], len(text))
+    return [part.removesuffix("\r") for part in parts], offsets
 
 
 def render(log: Log) -> str:
@@ -164,6 +200,12 @@ def _structural(bare: list[str]) -> list[bool]:
     return marks
 
 
+def _marks(text: str, bare: list[str]) -> list[bool]:
+    if "```" not in text and "~~~" not in text and "<!--" not in text:
+        return [True] * len(bare)  # the usual log: nothing to hide
+    return _structural(bare)
+
+
 def _block_starts(bare: list[str], marks: list[bool]) -> list[int]:
     """Rule 3: where entries (and, once entries began, other `## ` blocks) start."""
     headings = [i for i, line in enumerate(bare) if line.startswith("## ") and marks[i]]
@@ -191,18 +233,19 @@ def _section_kind(heading: str) -> str | None:
     return None
 
 
-def _block(raw: list[str], bare: list[str], marks: list[bool], start: int, end: int) -> Block:
+def _block(text: str, offsets: list[int], bare: list[str], marks: list[bool], start: int, end: int) -> Block:
     content_end = end
     while content_end > start + 1 and (
         not bare[content_end - 1].strip() or _RULE.fullmatch(bare[content_end - 1])
     ):
         content_end -= 1
-    text, trailer, heading = "".join(raw[start:content_end]), "".join(raw[content_end:end]), bare[start]
+    body, trailer = text[offsets[start] : offsets[content_end]], text[offsets[content_end] : offsets[end]]
+    heading = bare[start]
     if not _DATE_LIKE.match(heading) and not _names_a_section(bare, marks, start + 1, content_end):
-        return Other(start + 1, text, trailer, heading)
+        return Other(start + 1, body, trailer, heading)
     return Entry(
         line=start + 1,
-        text=text,
+        text=body,
         trailer=trailer,
         heading=heading,
         header=read_header(heading),

@@ -16,6 +16,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 from dataclasses import dataclass
+from functools import cache
 
 SEPARATORS = (" \u2014 ", " \u00e2\u20ac\u201d ", " \u2013 ", " -- ", " - ")
 EM_DASH = " \u2014 "
@@ -150,6 +151,7 @@ def _us_summer(day: dt.date) -> bool:
     return start <= day < end
 
 
+@cache
 def _nth_sunday(year: int, month: int, n: int) -> dt.date:
     first = dt.date(year, month, 1)
     return first + dt.timedelta(days=(6 - first.weekday()) % 7 + 7 * (n - 1))
