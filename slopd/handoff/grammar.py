@@ -11,7 +11,8 @@ Rules (SPEC §10, the seed's BNF read leniently):
    pending` section; any other block (`## Media Channel`) is kept verbatim as `Other`.
 4. An entry's text ends at its last line that is neither blank nor a `---` rule; those
    trailing lines are its `trailer`, the layout between it and the next block.
-5. Headers and Tag-in/Tag-out lines are read by `handoff.header`, list items by `handoff.items`.
+5. Headers and Tag-in/Tag-out lines are read by `handoff.header`, list items by `handoff.items`;
+   an entry's sections and a section's items are read when first asked for.
 """
 
 from __future__ import annotations
