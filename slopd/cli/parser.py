@@ -43,6 +43,7 @@ def build() -> argparse.ArgumentParser:
     _envelope_commands(command)
     _key_commands(command)
     _handoff_commands(commands)
+    _token_commands(commands)
     _operating_commands(command, commands)
     return parser
 
@@ -206,6 +207,20 @@ def _handoff_commands(commands: argparse._SubParsersAction[argparse.ArgumentPars
     sub.add_argument("--hub", required=True, help="the hub folder")
     sub.add_argument("project", metavar="PROJECT")
     sub.add_argument("--json", action="store_true")
+
+
+def _token_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    text = "the seats' bearer tokens for HTTP and MCP: only their hashes are stored"
+    token = commands.add_parser("token", help=text, description=text)
+    verbs = token.add_subparsers(dest="verb", required=True)
+    for verb, text in (
+        ("add", "make a new token for SEAT, print it once, store its hash in the tokens file"),
+        ("revoke", "remove every token of SEAT from the tokens file"),
+    ):
+        sub = verbs.add_parser(verb, help=text, description=text)
+        sub.set_defaults(handler=f"slopd.cli.tokens:{verb}")
+        sub.add_argument("--tokens", required=True, metavar="F", help="the tokens file (outside the hub)")
+        sub.add_argument("seat", metavar="SEAT", help="the `from` the token may send as")
 
 
 def _operating_commands(
