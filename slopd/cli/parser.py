@@ -44,6 +44,7 @@ def build() -> argparse.ArgumentParser:
     _key_commands(command)
     _handoff_commands(commands)
     _token_commands(commands)
+    _baton_commands(commands)
     _operating_commands(command, commands)
     return parser
 
@@ -221,6 +222,16 @@ def _token_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser
         sub.set_defaults(handler=f"slopd.cli.tokens:{verb}")
         sub.add_argument("--tokens", required=True, metavar="F", help="the tokens file (outside the hub)")
         sub.add_argument("seat", metavar="SEAT", help="the `from` the token may send as")
+
+
+def _baton_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    text = "the Baton keeper: generational handoffs of one agent lineage"
+    baton = commands.add_parser("baton", help=text, description=text)
+    verbs = baton.add_subparsers(dest="verb", required=True)
+    text = "score a handoff letter with the seed's rubric; exit 1 when it fails the gate"
+    sub = verbs.add_parser("score", help=text, description=text)
+    sub.set_defaults(handler="slopd.cli.baton:score")
+    sub.add_argument("file", metavar="FILE|-", help="the letter (- for stdin)")
 
 
 def _operating_commands(
