@@ -72,7 +72,9 @@ def advice(result: dict[str, Any]) -> list[str]:
     ]
     if result["average"] < PROSE_REWRITE_BELOW:
         average = f"{result['average']:.2f}"
-        found.append(f"the average {average} is below {PROSE_REWRITE_BELOW}: the seed's prose asks for a rewrite")
+        found.append(
+            f"the average {average} is below {PROSE_REWRITE_BELOW}: the seed's prose asks for a rewrite"
+        )
     return found
 
 

@@ -40,24 +40,26 @@ ORDER = (
     "precedent_value",
 )
 
+HEADINGS = ("who i was", "where things stand", "uncertain")
+UNSURE = ("uncertain", "not sure", "might")
 # path: (specific, chain, honesty, next-steps heading and a "1."-"4.", words, sections, lessons, scores)
 LETTERS = {
     "letters/superinstance-flux-baton__README.md-at-008c33e__L77-119__design-example-generation-3.md": (
         ("line", "0x", "byte", "offset"), ("because", "so i"), ("uncertain", "not sure"), True, 288,
-        ("who i was", "where things stand", "uncertain"), (), (8, 4, 4, 8, 8, 10, 0),
+        HEADINGS, (), (8, 4, 4, 8, 8, 10, 0),
     ),
     "letters/superinstance-flux-baton__WORKSHOP.md__L183-214__letter-template.md": (
         ("line", "file"), (), ("uncertain", "guess"), False, 151,  # a heading, but no "1." at all
-        ("who i was", "where things stand", "uncertain"), (), (4, 0, 4, 3, 6, 10, 0),
+        HEADINGS, (), (4, 0, 4, 3, 6, 10, 0),
     ),
     "letters/superinstance-flux-baton__test_baton_v3.py__L71-91__perfect_letter.md": (
         ("line", "0x", "file", "offset"), ("which meant", "caused", "led to"),
-        ("uncertain", "not sure", "might"), True, 131, ("who i was", "where things stand", "uncertain"), ("pattern", "root cause"),
+        UNSURE, True, 131, HEADINGS, ("pattern", "root cause"),
         (8, 6, 6, 8, 6, 10, 6),
     ),
     "letters/superinstance-flux-baton__tests__test_flux_baton.py__L26-57__GOOD_HANDOFF.md": (
         ("line", "0x", "byte", "offset"), ("because", "which meant", "caused"),
-        ("uncertain", "not sure", "might"), True, 197, ("who i was", "where things stand", "uncertain"), ("this means", "root cause"),
+        UNSURE, True, 197, HEADINGS, ("this means", "root cause"),
         (8, 6, 6, 8, 6, 10, 6),
     ),
     "letters/superinstance-flux-baton__tests__test_flux_baton.py__L59__MINIMAL_HANDOFF.md": (
@@ -68,11 +70,11 @@ LETTERS = {
     ),
     "letters/superinstance-lighthouse-keeper__tests__test_keeper_handler.py__L201__endpoint_letter.txt": (
         (), (), ("uncertain",), False, 13,  # "next steps" is there, but no "1."
-        ("who i was", "where things stand", "uncertain"), (), (0, 0, 2, 3, 6, 10, 0),
+        HEADINGS, (), (0, 0, 2, 3, 6, 10, 0),
     ),
     "letters/superinstance-lighthouse-keeper__tests__test_keeper_handler.py__L46-72__excellent_letter.md": (
         ("byte", "offset", "register"), ("because", "caused"), ("uncertain", "might"), True, 176,
-        ("who i was", "where things stand", "uncertain"), ("lesson", "pattern", "root cause"),
+        HEADINGS, ("lesson", "pattern", "root cause"),
         (6, 4, 4, 8, 6, 10, 9),
     ),
     "letters/superinstance-lighthouse-keeper__tests__test_keeper_handler.py__L79__poor_letter.txt": (
@@ -83,11 +85,11 @@ LETTERS = {
     ),
     f"{TREE}/CURRENT/HANDOFF.md": (
         ("line", "0x", "byte", "offset"), ("because", "so i"), ("uncertain", "not sure"), True, 253,
-        ("who i was", "where things stand", "uncertain"), ("root cause",), (8, 4, 4, 8, 8, 10, 3),
+        HEADINGS, ("root cause",), (8, 4, 4, 8, 8, 10, 3),
     ),
     f"{TREE}/generations/v2/HANDOFF.md": (  # "so i" is "so it shouldn't": a substring, as the seed counts
         ("line", "0x", "byte", "offset"), ("so i",), ("uncertain", "not sure"), True, 214,
-        ("who i was", "where things stand", "uncertain"), (), (8, 2, 4, 8, 8, 10, 0),
+        HEADINGS, (), (8, 2, 4, 8, 8, 10, 0),
     ),
 }  # fmt: skip
 
