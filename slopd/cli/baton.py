@@ -1,6 +1,8 @@
-"""`slopd baton score FILE`: a handoff letter's score, as the commit gate will see it (SPEC §11).
+"""`slopd baton …` (SPEC §11): `score` a letter, `init` a vessel, `lease` its next generation.
 
-Exit status: 0 the letter passes the gate, 1 it does not, 2 the file cannot be read.
+Exit status: score 0 when the letter passes the gate, 1 when it does not; init 1 when the
+vessel exists; lease 1 while another lease is live (naming its holder and expiry); 2 a file
+that cannot be read or a usage error.
 """
 
 from __future__ import annotations
@@ -8,10 +10,16 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 
+from slopd.baton import leases
 from slopd.baton.score import report
-from slopd.shell import fs
+from slopd.baton.store import Store
+from slopd.baton.tree import BatonError, Tree
+from slopd.core.errors import UsageError
+from slopd.shell import defaults, fs
+from slopd.shell.lanes import Hub, require_hub
 
 MAX_LETTER_BYTES = 1 << 20
 
@@ -32,3 +40,63 @@ def _read(path: Path) -> bytes:
     if isinstance(contents, fs.Unreadable):
         raise OSError(0, f"the file {contents.reason}", str(path))
     return contents.data
+
+
+def _tree(hub: Hub, vessel: str) -> Tree:
+    try:
+        return Tree(hub, vessel)
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+
+
+def init(args: argparse.Namespace) -> int:
+    try:
+        identity = json.loads(_read(Path(args.identity)).decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise UsageError(f"{args.identity}: not a JSON document: {error}") from None
+    if not isinstance(identity, dict):
+        raise UsageError(f"{args.identity}: IDENTITY.json must be a JSON object")
+    hub = Hub(require_hub(args.hub))
+    try:
+        tree = _tree(hub, args.vessel)
+        if tree.exists():
+            print(
+                f"slopd baton init: {args.hub}/{tree.where} exists already; nothing written", file=sys.stderr
+            )
+            return 1
+        tree.init(identity)
+    finally:
+        hub.close()
+    print(f"{args.hub}/{tree.where}: vessel {args.vessel} at generation 0")
+    return 0
+
+
+def lease(args: argparse.Namespace) -> int:
+    root = require_hub(args.hub).absolute()
+    try:
+        ttl = leases.check_ttl(args.ttl)
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+    hub = Hub(root)
+    try:
+        tree = _tree(hub, args.vessel)
+        store = Store(defaults.state_dir(root, args.state))
+        taken = store.take(args.vessel, args.holder, ttl, tree.generation)
+    except BatonError as error:
+        raise UsageError(f"{error.filename}: {error.strerror}") from None
+    finally:
+        hub.close()
+    if isinstance(taken, leases.Held):
+        until = _stamp(taken.expires)
+        print(f"slopd baton lease: {args.vessel} is leased to {taken.holder} until {until}", file=sys.stderr)
+        return 1
+    print(
+        json.dumps(
+            {"lease_id": taken.lease_id, "expires": _stamp(taken.expires), "generation": taken.generation}
+        )
+    )
+    return 0
+
+
+def _stamp(seconds: float) -> str:
+    return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -233,6 +233,23 @@ def _baton_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser
     sub.set_defaults(handler="slopd.cli.baton:score")
     sub.add_argument("file", metavar="FILE|-", help="the letter (- for stdin)")
 
+    text = "create a vessel's tree, HUB/batons/VESSEL/, at generation 0"
+    sub = verbs.add_parser("init", help=text, description=text)
+    sub.set_defaults(handler="slopd.cli.baton:init")
+    sub.add_argument("--hub", required=True, help="the hub folder")
+    sub.add_argument("--identity", required=True, metavar="FILE.json", help="the agent's IDENTITY.json")
+    sub.add_argument("vessel", metavar="VESSEL")
+
+    text = "lease a vessel's next generation: prints {lease_id, expires, generation}; exit 1 while leased"
+    sub = verbs.add_parser("lease", help=text, description=text)
+    sub.set_defaults(handler="slopd.cli.baton:lease")
+    _hub_and_state(sub)
+    sub.add_argument("--holder", required=True, help="who takes the lease (named to anyone refused)")
+    sub.add_argument(
+        "--ttl", type=float, default=300.0, metavar="SECS", help="seconds until it expires (300)"
+    )
+    sub.add_argument("vessel", metavar="VESSEL")
+
 
 def _operating_commands(
     command: Command, commands: argparse._SubParsersAction[argparse.ArgumentParser]

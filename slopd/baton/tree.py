@@ -1,0 +1,107 @@
+"""A vessel's tree, `HUB/batons/VESSEL/` (SPEC §11): the only writer of its files.
+
+Rules:
+1. Every file is written atomically and durably (`shell.fs`), in a directory opened without
+   following links — a symlinked `batons/`, vessel or sub-folder is refused, never written
+   through.
+2. `init` writes IDENTITY.json, the empty AUTOBIOGRAPHY.md and evolution records, and
+   `GENERATION` = `0` last; a vessel that exists is refused, whatever generation it is at.
+3. `generation` trusts only `GENERATION`: a missing or garbled marker is a `BatonError`
+   naming the file, never a guess from the folders beside it.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import re
+from contextlib import suppress
+
+from slopd.shell import fs
+from slopd.shell.lanes import Hub
+
+FOLDER = "batons"
+VESSEL = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")
+MARKER = "GENERATION"
+MAX_BYTES = 16 << 20
+
+
+class BatonError(OSError):
+    pass
+
+
+class Tree:
+    def __init__(self, hub: Hub, vessel: str) -> None:
+        if VESSEL.fullmatch(vessel) is None:
+            raise ValueError(f"{vessel!r} is not a vessel name (lower-case letters, digits, '.', '_', '-')")
+        self.hub, self.vessel = hub, vessel
+        self.where = f"{FOLDER}/{vessel}"
+
+    def exists(self) -> bool:
+        return (
+            self.hub.stat_path(f"{self.where}/{MARKER}") is not None
+            or self.hub.stat_path(self.where) is not None
+        )
+
+    def read(self, relative: str) -> bytes | None:
+        """A file of the tree, or None when it is not there."""
+        found = self.hub.read_path(f"{self.where}/{relative}", MAX_BYTES)
+        if isinstance(found, fs.Unreadable):
+            if found.stat is None and self.hub.stat_path(f"{self.where}/{relative}") is None:
+                return None
+            raise BatonError(errno.EIO, f"the file {found.reason}", f"{self.where}/{relative}")
+        return found.data
+
+    def generation(self) -> int:
+        """Rule 3."""
+        data = self.read(MARKER)
+        if data is None:
+            raise BatonError(
+                errno.ENOENT,
+                "no GENERATION marker: not a vessel (slopd baton init)",
+                f"{self.where}/{MARKER}",
+            )
+        text = data.decode("ascii", "replace").strip()
+        if not text.isdigit():
+            raise BatonError(
+                errno.EINVAL, f"GENERATION holds {text[:20]!r}, not a number", f"{self.where}/{MARKER}"
+            )
+        return int(text)
+
+    def write(self, relative: str, data: bytes) -> None:
+        """Rule 1: `relative` (folders made as needed) written atomically."""
+        *folders, name = relative.split("/")
+        fd = self._folder([self.vessel, *folders])
+        try:
+            fs.atomic_write(fd, name, data)
+        finally:
+            os.close(fd)
+
+    def _folder(self, parts: list[str]) -> int:
+        fd = os.dup(self.hub.folder_fd(FOLDER))
+        try:
+            for part in parts:
+                with suppress(FileExistsError):
+                    os.mkdir(part, 0o755, dir_fd=fd)
+                inner = os.open(part, fs.DIR_FLAGS, dir_fd=fd)
+                os.close(fd)
+                fd = inner
+        except BaseException:
+            os.close(fd)
+            raise
+        return fd
+
+    def init(self, identity: dict[str, object]) -> None:
+        """Rule 2."""
+        if self.exists():
+            raise BatonError(errno.EEXIST, "the vessel exists already", self.where)
+        self.write("IDENTITY.json", _json(identity))
+        self.write("AUTOBIOGRAPHY.md", f"# Autobiography — {self.vessel}\n\nNo generation yet.\n".encode())
+        self.write("evolution/fitness_history.json", b"[]\n")
+        self.write("evolution/mutations.json", b"[]\n")
+        self.write(MARKER, b"0")
+
+
+def _json(value: object) -> bytes:
+    return (json.dumps(value, indent=2, ensure_ascii=False) + "\n").encode()
