@@ -69,6 +69,28 @@ class Tree:
             )
         return int(text)
 
+    def generations(self) -> tuple[int, ...]:
+        """The N of every `generations/vN/` folder present, sorted."""
+        try:
+            fd = self._open([self.vessel, "generations"])
+        except FileNotFoundError:
+            return ()
+        try:
+            names = os.listdir(fd)
+        finally:
+            os.close(fd)
+        return tuple(sorted(int(name[1:]) for name in names if re.fullmatch(r"v[1-9][0-9]{0,8}", name)))
+
+    def read_json(self, relative: str) -> object:
+        """A JSON file of the tree (None when missing); garbled JSON is a BatonError."""
+        data = self.read(relative)
+        if data is None:
+            return None
+        try:
+            return json.loads(data)
+        except ValueError as error:
+            raise BatonError(errno.EINVAL, f"not JSON: {error}", f"{self.where}/{relative}") from None
+
     def write(self, relative: str, data: bytes) -> None:
         """Rule 1: `relative` (folders made as needed) written atomically."""
         *folders, name = relative.split("/")
@@ -77,6 +99,19 @@ class Tree:
             fs.atomic_write(fd, name, data)
         finally:
             os.close(fd)
+
+    def _open(self, parts: list[str]) -> int:
+        """The fd of an existing folder of the tree, opened without following links."""
+        fd = os.dup(self.hub.folder_fd(FOLDER))
+        try:
+            for part in parts:
+                inner = os.open(part, fs.DIR_FLAGS, dir_fd=fd)
+                os.close(fd)
+                fd = inner
+        except BaseException:
+            os.close(fd)
+            raise
+        return fd
 
     def _folder(self, parts: list[str]) -> int:
         fd = os.dup(self.hub.folder_fd(FOLDER))

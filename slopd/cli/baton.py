@@ -1,8 +1,10 @@
-"""`slopd baton …` (SPEC §11): `score` a letter, `init` a vessel, `lease` its next generation.
+"""`slopd baton …` (SPEC §11): `score` a letter, `init` a vessel, `lease` its next generation,
+`pack` (commit) it, `boot` from the last one.
 
 Exit status: score 0 when the letter passes the gate, 1 when it does not; init 1 when the
-vessel exists; lease 1 while another lease is live (naming its holder and expiry); 2 a file
-that cannot be read or a usage error.
+vessel exists; lease 1 while another lease is live (naming its holder and expiry); pack 1 when
+the letter fails the gate or the lease is refused (nothing written); boot 1 when GENERATION's
+state or letter is missing; 2 a file that cannot be read or a usage error.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
-from slopd.baton import leases
+from slopd.baton import keeper, leases
 from slopd.baton.score import report
 from slopd.baton.store import Store
 from slopd.baton.tree import BatonError, Tree
@@ -100,3 +102,72 @@ def lease(args: argparse.Namespace) -> int:
 
 def _stamp(seconds: float) -> str:
     return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _json_file(name: str | None, what: str) -> object | None:
+    if name is None:
+        return None
+    try:
+        value: object = json.loads(_read(Path(name)).decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise UsageError(f"{name}: the {what} is not a JSON document: {error}") from None
+    return value
+
+
+def pack(args: argparse.Namespace) -> int:
+    root = require_hub(args.hub).absolute()
+    letter = _read(Path(args.letter)).decode("utf-8", "replace")
+    state = _json_file(args.state_file, "state")
+    if not isinstance(state, dict):
+        raise UsageError(f"{args.state_file}: the state must be a JSON object")
+    request = keeper.Request(
+        lease_id=args.lease,
+        letter=letter,
+        state=state,
+        intentions=_json_file(args.intentions, "intentions"),
+        context=_json_file(args.context, "context"),
+        accept_low_quality=args.accept_low_quality,
+    )
+    hub = Hub(root)
+    try:
+        tree = _tree(hub, args.vessel)
+        now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        done = keeper.pack(tree, Store(defaults.state_dir(root, args.state)), request, now=now)
+    except BatonError as error:
+        raise UsageError(f"{error.filename}: {error.strerror}") from None
+    finally:
+        hub.close()
+    if isinstance(done, keeper.Gated):
+        print(json.dumps(done.score, indent=2))
+        hint = "--accept-low-quality commits it marked LOW_QUALITY"
+        print(f"slopd baton pack: the letter fails the gate; nothing written ({hint})", file=sys.stderr)
+        return 1
+    if isinstance(done, leases.Refused):
+        print(f"slopd baton pack: refused, nothing written: {done.reason}", file=sys.stderr)
+        return 1
+    print(
+        json.dumps({**done.score, "generation": done.generation, "LOW_QUALITY": done.low_quality}, indent=2)
+    )
+    return 0
+
+
+def boot(args: argparse.Namespace) -> int:
+    hub = Hub(require_hub(args.hub))
+    try:
+        tree = _tree(hub, args.vessel)
+        booted = keeper.boot(tree, args.budget)
+    except BatonError as error:
+        raise UsageError(f"{error.filename}: {error.strerror}") from None
+    finally:
+        hub.close()
+    for warning in booted.warnings:
+        print(f"slopd baton boot: warning: {warning}", file=sys.stderr)
+    if args.json:
+        print(json.dumps(booted.as_json(), indent=2))
+    else:
+        print(f"# {args.vessel}: generation {booted.generation} ({booted.tokens} tokens)")
+        for path, text in booted.loaded.items():
+            print(f"\n## {path}\n\n{text.rstrip()}")
+        if booted.skipped:
+            print(f"\n(over the budget, not loaded: {', '.join(booted.skipped)})")
+    return 0 if booted.bootable else 1

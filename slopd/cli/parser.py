@@ -250,6 +250,29 @@ def _baton_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser
     )
     sub.add_argument("vessel", metavar="VESSEL")
 
+    text = "score, gate and commit the next generation with a live lease; prints the score JSON"
+    sub = verbs.add_parser("pack", help=text, description=text)
+    sub.set_defaults(handler="slopd.cli.baton:pack")
+    _hub_and_state(sub)
+    sub.add_argument("--lease", required=True, metavar="ID", help="the live lease's id (slopd baton lease)")
+    sub.add_argument("--letter", required=True, metavar="F", help="the handoff letter (Markdown)")
+    sub.add_argument("--state-file", required=True, metavar="F", help="the generation's STATE.json")
+    sub.add_argument("--intentions", metavar="F", help="INTENTIONS.json")
+    sub.add_argument("--context", metavar="F", help="CONTEXT.json")
+    text = "commit a letter that fails the gate, marked LOW_QUALITY"
+    sub.add_argument("--accept-low-quality", action="store_true", help=text)
+    sub.add_argument("vessel", metavar="VESSEL")
+
+    text = "what the next generation reads: GENERATION's state and letter, then what the budget allows"
+    sub = verbs.add_parser("boot", help=text, description=text)
+    sub.set_defaults(handler="slopd.cli.baton:boot")
+    sub.add_argument("--hub", required=True, help="the hub folder")
+    sub.add_argument(
+        "--budget", type=int, metavar="TOKENS", help="tokens (characters / 4) for IDENTITY and L1"
+    )
+    sub.add_argument("--json", action="store_true")
+    sub.add_argument("vessel", metavar="VESSEL")
+
 
 def _operating_commands(
     command: Command, commands: argparse._SubParsersAction[argparse.ArgumentParser]

@@ -1,0 +1,121 @@
+"""The keeper's two operations over a vessel — pack a generation, boot from one — shared by the
+CLI and (next) the HTTP keeper API. A thin shell over the pure modules.
+
+Rules (SPEC §11):
+1. `pack` scores the letter (`baton.score`, the one copy), refuses one that fails the gate
+   unless accepted as LOW_QUALITY, and commits generation N+1 inside the lease store's
+   transaction (`baton.store.Store.commit`): the lease is admitted, every file is written in
+   the seed's order (`baton.generations.commit_files`), GENERATION last, then the lease is
+   released. A refused pack writes nothing.
+2. `boot` reads only what `GENERATION` names (`baton.boot`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from slopd.baton import boot as boots
+from slopd.baton import generations
+from slopd.baton.generations import Past
+from slopd.baton.leases import Refused
+from slopd.baton.score import report
+from slopd.baton.store import Store
+from slopd.baton.tree import Tree
+
+
+@dataclass(frozen=True, slots=True)
+class Gated:
+    """The letter failed the gate and was not accepted as LOW_QUALITY: nothing written."""
+
+    score: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Packed:
+    generation: int
+    score: dict[str, Any]
+    low_quality: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    lease_id: str
+    letter: str
+    state: dict[str, Any]
+    intentions: object | None = None
+    context: object | None = None
+    accept_low_quality: bool = False
+
+
+def pack(tree: Tree, store: Store, request: Request, *, now: str) -> Packed | Gated | Refused:
+    """Rule 1 (`now`: the commit's ISO 8601 time)."""
+    score = report(request.letter)
+    low = not score["passes"]
+    if low and not request.accept_low_quality:
+        return Gated(score)
+    lease = store.get(tree.vessel)
+    generation = lease.generation if lease is not None else tree.generation() + 1
+
+    def write() -> Packed:
+        state = generations.state_record(
+            request.state, generation=generation, committed_at=now, low_quality=low
+        )
+        previous = tree.read_json(f"generations/v{generation - 1}/STATE.json") if generation > 1 else None
+        history = _list(tree.read_json("evolution/fitness_history.json"))
+        mutations = _list(tree.read_json("evolution/mutations.json"))
+        pasts = [*_pasts(tree, generation), Past(generation, now, score["average"], low, request.letter)]
+        files = generations.commit_files(
+            generation,
+            state=state,
+            letter=request.letter,
+            score=score,
+            intentions=request.intentions,
+            context=request.context,
+            autobiography=generations.autobiography(tree.vessel, pasts),
+            fitness_history=[*history, generations.fitness(state, score, generation)],
+            mutations=[
+                *mutations,
+                generations.mutation(previous if isinstance(previous, dict) else None, state, generation),
+            ],
+        )
+        for path, data in files:
+            tree.write(path, data)
+        return Packed(generation, score, low)
+
+    return store.commit(tree.vessel, request.lease_id, generation, tree.generation, write)
+
+
+def _list(value: object) -> list[Any]:
+    return list(value) if isinstance(value, list) else []
+
+
+def _pasts(tree: Tree, below: int) -> list[Past]:
+    found = []
+    for number in tree.generations():
+        if number >= below:
+            continue
+        letter = tree.read(f"generations/v{number}/HANDOFF.md")
+        state = tree.read_json(f"generations/v{number}/STATE.json")
+        score = tree.read_json(f"generations/v{number}/SCORE.json")
+        if letter is None or not isinstance(state, dict) or not isinstance(score, dict):
+            continue
+        average = score.get("average")
+        found.append(
+            Past(
+                number,
+                str(state.get("committed_at", "")),
+                float(average) if isinstance(average, int | float) else 0.0,
+                bool(state.get("LOW_QUALITY")),
+                letter.decode("utf-8", "replace"),
+            )
+        )
+    return found
+
+
+def boot(tree: Tree, budget: int | None) -> boots.Boot:
+    """Rule 2."""
+    marker = tree.generation()
+    folders = tree.generations()
+    paths = [*boots.l0(marker), *boots.OPTIONAL, "CURRENT/HANDOFF.md", "CURRENT/STATE.json"]
+    return boots.plan(boots.Reading(marker, folders, {path: tree.read(path) for path in paths}), budget)

@@ -1,0 +1,199 @@
+"""`slopd baton pack` and `slopd baton boot` (SPEC §11), black-box on a real hub: a generation
+commits with its lease, GENERATION last; the gate refuses a weak letter unless it is marked
+LOW_QUALITY; evolution records are appended, never overwritten; boot trusts only GENERATION and
+tells the truth about a torn tree."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from slopd.baton import generations
+from tests.conftest import HubDir
+
+HERE = Path(__file__).resolve().parents[2] / "shared" / "corpus"
+CORPUS = Path(os.environ.get("SLOPD_CORPUS", HERE)) / "baton"
+TORN = CORPUS / "superinstance-flux-baton-test__tree-at-777702f" / ".baton"
+
+
+def letter(generation: int, where: str = "The parser is half done.") -> str:
+    return (
+        f"# Handoff Letter — Generation {generation}\n\n"
+        f"## Who I Was\nI was gen {generation} of the oracle line.\n\n"
+        f"## Where Things Stand\n{where} The bug is at line 40 of parse.py, offset 0x10, because a byte was "
+        "dropped, which meant the file was short.\n\n## What I'd Do Next\n1. Fix the offset.\n2. Rerun.\n\n"
+        "## What I'm Uncertain About\nI'm not sure it is the only bug; it might be two.\n\n"
+        "## Lessons\nThe root cause was a pattern we saw before.\n"
+    )
+
+
+def state(**extra: Any) -> dict[str, Any]:
+    base = {"confidence": 0.5, "tasks_completed": 4, "tasks_failed": 1, "skills": {"parse": 0.5}}
+    return base | {"trust": {"a": 0.8}} | extra
+
+
+class Vessel:
+    def __init__(self, hub: HubDir, tmp_path: Path) -> None:
+        self.hub, self.tmp = hub, tmp_path
+        self.tree = hub.root / "batons" / "oracle"
+        identity = tmp_path / "identity.json"
+        identity.write_text('{"name": "oracle"}')
+        made = hub.slopd("baton", "init", "--hub", str(hub.root), "--identity", str(identity), "oracle")
+        assert made.returncode == 0, made.stderr
+
+    def lease(self, holder: str = "gen", ttl: str = "300") -> str:
+        taken = self.hub.slopd(
+            "baton", "lease", "--hub", str(self.hub.root), "--state", str(self.hub.state), "oracle",
+            "--holder", holder, "--ttl", ttl,
+        )  # fmt: skip
+        assert taken.returncode == 0, taken.stderr
+        return str(json.loads(taken.stdout)["lease_id"])
+
+    def pack(self, lease: str, text: str, agent_state: dict[str, Any], *extra: str) -> Any:
+        (self.tmp / "letter.md").write_text(text)
+        (self.tmp / "state.json").write_text(json.dumps(agent_state))
+        where = ("--hub", str(self.hub.root), "--state", str(self.hub.state), "oracle", "--lease", lease)
+        files = ("--letter", str(self.tmp / "letter.md"), "--state-file", str(self.tmp / "state.json"))
+        return self.hub.slopd("baton", "pack", *where, *files, *extra)
+
+    def json(self, relative: str) -> Any:
+        return json.loads((self.tree / relative).read_text())
+
+    def snapshot(self) -> dict[str, bytes]:
+        files = (path for path in self.tree.rglob("*") if path.is_file())
+        return {str(path.relative_to(self.tree)): path.read_bytes() for path in files}
+
+
+@pytest.fixture(name="vessel")
+def fixture_vessel(hub: HubDir, tmp_path: Path) -> Vessel:
+    return Vessel(hub, tmp_path)
+
+
+def test_a_pack_commits_the_next_generation_and_releases_the_lease(vessel: Vessel) -> None:
+    """v1's STATE, HANDOFF, SCORE; CURRENT/ copies; autobiography; evolution; GENERATION = 1."""
+    lease = vessel.lease()
+    packed = vessel.pack(lease, letter(1), state())
+    assert packed.returncode == 0, packed.stderr
+    printed = json.loads(packed.stdout)
+    assert printed["generation"] == 1
+    assert printed["passes"] is True
+    assert (vessel.tree / "GENERATION").read_bytes() == b"1"
+    committed = vessel.json("generations/v1/STATE.json")
+    assert committed["generation"] == 1
+    assert committed["confidence"] == 0.5
+    assert "LOW_QUALITY" not in committed
+    assert (vessel.tree / "generations/v1/HANDOFF.md").read_text() == letter(1)
+    assert vessel.json("generations/v1/SCORE.json")["average"] == printed["average"]
+    current = (vessel.tree / "CURRENT/HANDOFF.md").read_bytes()
+    assert current == (vessel.tree / "generations/v1/HANDOFF.md").read_bytes()
+    assert "**Gen-1 " in (vessel.tree / "AUTOBIOGRAPHY.md").read_text()
+    assert [record["generation"] for record in vessel.json("evolution/fitness_history.json")] == [1]
+    again = vessel.pack(lease, letter(1), state())
+    assert again.returncode == 1
+    assert "was released" in again.stderr
+
+
+def test_evolution_records_are_appended_per_generation(vessel: Vessel) -> None:
+    """Two generations: two fitness records, two mutations (v2's relative to v1), both in L1, newest first."""
+    vessel.pack(vessel.lease(), letter(1), state())
+    grown = state(confidence=0.75, skills={"parse": 0.9, "lex": 0.3})
+    second = vessel.pack(vessel.lease(), letter(2, "The parser is done."), grown)
+    assert second.returncode == 0, second.stderr
+    history = vessel.json("evolution/fitness_history.json")
+    assert [(record["generation"], record["confidence"]) for record in history] == [(1, 0.5), (2, 0.75)]
+    mutation = vessel.json("evolution/mutations.json")[1]
+    assert mutation["skills_added"] == ["lex"]
+    assert mutation["confidence_delta"] == 0.25
+    autobiography = (vessel.tree / "AUTOBIOGRAPHY.md").read_text()
+    assert autobiography.index("**Gen-2 ") < autobiography.index("**Gen-1 ")
+    assert "The parser is done." in autobiography
+    assert (vessel.tree / "generations/v1/HANDOFF.md").read_text() == letter(1)  # history is never rewritten
+
+
+def test_a_letter_that_fails_the_gate_is_refused_or_committed_low_quality(vessel: Vessel) -> None:
+    """Exit 1 and nothing written; with --accept-low-quality, committed with LOW_QUALITY, and boot warns."""
+    lease = vessel.lease()
+    before = vessel.snapshot()
+    weak = vessel.pack(lease, "Done.", state())
+    assert weak.returncode == 1
+    assert json.loads(weak.stdout)["passes"] is False
+    assert vessel.snapshot() == before
+    accepted = vessel.pack(lease, "Done.", state(), "--accept-low-quality")
+    assert accepted.returncode == 0, accepted.stderr
+    assert vessel.json("generations/v1/STATE.json")["LOW_QUALITY"] is True
+    booted = vessel.hub.slopd("baton", "boot", "--hub", str(vessel.hub.root), "oracle", "--json")
+    assert booted.returncode == 0
+    assert "LOW_QUALITY" in booted.stderr
+
+
+def test_a_pack_without_the_live_lease_writes_nothing(vessel: Vessel) -> None:
+    """An unknown id, and an expired lease, are refused with the reason; the tree is unchanged."""
+    before = vessel.snapshot()
+    unknown = vessel.pack("f" * 64, letter(1), state())
+    assert unknown.returncode == 1
+    assert "no such lease" in unknown.stderr
+    lease = vessel.lease(ttl="1")
+    time.sleep(1.1)
+    expired = vessel.pack(lease, letter(1), state())
+    assert expired.returncode == 1
+    assert "expired" in expired.stderr
+    assert vessel.snapshot() == before
+
+
+def test_boot_reads_only_what_generation_names_within_the_budget(vessel: Vessel) -> None:
+    """L0 always; the optional files while the budget allows; an uncommitted v2 is reported, not read."""
+    vessel.pack(vessel.lease(), letter(1), state())
+    (vessel.tree / "generations" / "v2").mkdir()
+    (vessel.tree / "generations" / "v2" / "HANDOFF.md").write_text(letter(2, "An interrupted handoff."))
+    (vessel.tree / "CURRENT" / "HANDOFF.md").write_text(letter(2, "An interrupted handoff."))
+    boot = ("baton", "boot", "--hub", str(vessel.hub.root), "oracle", "--json")
+    booted = vessel.hub.slopd(*boot, "--budget", "10")
+    assert booted.returncode == 0, booted.stderr
+    plan = json.loads(booted.stdout)
+    assert plan["loaded"] == ["generations/v1/STATE.json", "generations/v1/HANDOFF.md"]
+    assert plan["skipped"] == ["IDENTITY.json", "AUTOBIOGRAPHY.md", "evolution/fitness_history.json"]
+    assert "An interrupted handoff." not in booted.stdout
+    assert "interrupted handoff: generations/v2/ exists but GENERATION is 1" in booted.stderr
+    assert "CURRENT/HANDOFF.md differs from generations/v1/HANDOFF.md" in booted.stderr
+    full = json.loads(vessel.hub.slopd(*boot).stdout)
+    assert full["loaded"][2:] == ["IDENTITY.json", "AUTOBIOGRAPHY.md", "evolution/fitness_history.json"]
+
+
+def test_boot_tells_the_truth_about_the_real_torn_tree(hub: HubDir) -> None:
+    """The corpus's `.baton/` (GENERATION 1, data of 2): nothing of v2 or CURRENT/ is read; exit 1."""
+    if not TORN.is_dir():
+        pytest.skip(f"no Baton corpus at {CORPUS}")
+    (hub.root / "batons").mkdir()
+    shutil.copytree(TORN, hub.root / "batons" / "flux")  # a copy in the test's temp hub, never in the repo
+    booted = hub.slopd("baton", "boot", "--hub", str(hub.root), "flux", "--json")
+    assert booted.returncode == 1
+    plan = json.loads(booted.stdout)
+    assert plan["generation"] == 1
+    assert plan["bootable"] is False
+    assert not any(path.startswith(("generations/v2", "CURRENT")) for path in plan["loaded"])
+    said = booted.stderr
+    assert "interrupted handoff: generations/v2/ exists but GENERATION is 1" in said
+    assert "gap in the generations: v1 missing" in said
+    assert "generations/v1/HANDOFF.md is missing" in said
+    assert "CURRENT/HANDOFF.md is there but generations/v1/HANDOFF.md is not" in said
+
+
+def test_the_commit_writes_in_the_seeds_order_with_generation_last() -> None:
+    """The file list the writer follows: generation files, CURRENT/, L1, evolution, GENERATION."""
+    files = [path for path, _ in generations.commit_files(
+        3, state={}, letter="x", score={"average": 5}, intentions=[], context={}, autobiography="a",
+        fitness_history=[], mutations=[],
+    )]  # fmt: skip
+    names = ("STATE.json", "HANDOFF.md", "SCORE.json", "INTENTIONS.json", "CONTEXT.json")
+    assert files == [
+        *(f"generations/v3/{name}" for name in names),
+        "CURRENT/STATE.json", "CURRENT/HANDOFF.md", "CURRENT/INTENTIONS.json",
+        "AUTOBIOGRAPHY.md", "evolution/fitness_history.json", "evolution/mutations.json",
+        "GENERATION",
+    ]  # fmt: skip
