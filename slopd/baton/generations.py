@@ -13,7 +13,7 @@ Rules (SPEC §11):
 4. `autobiography` is deterministic: one paragraph per generation, newest first, each with its
    number, date, score, LOW_QUALITY and the first sentence of Who I Was and Where Things Stand;
    past `limit` characters the oldest generations are folded into one line each, and past that
-   dropped with a count.
+   the newest paragraph is kept and the oldest lines are dropped, with a count.
 """
 
 from __future__ import annotations
@@ -195,10 +195,14 @@ def autobiography(vessel: str, pasts: list[Past], limit: int = AUTOBIOGRAPHY_LIM
         text = head + "\n\n".join(full[:kept]) + ("\n\n" + "\n".join(folded) if folded else "") + "\n"
         if len(text) <= limit:
             return text
-    body = head
-    for shown, past in enumerate(newest):
-        line = f"- {_label(past)}\n"
-        if len(body) + len(line) + 40 > limit:
-            return body + f"- … {len(newest) - shown} older generations not shown\n"
-        body += line
-    return body
+    for kept in (1, 0):  # even one line per generation is too long: drop the oldest, counted
+        body = head + ("".join(full[:kept]) + "\n\n" if kept else "")
+        for shown, past in enumerate(newest[kept:], start=kept):
+            line = f"- {_label(past)}\n"
+            if len(body) + len(line) + 48 > limit:
+                body += f"- … {len(newest) - shown} older generations not shown\n"
+                break
+            body += line
+        if len(body) <= limit:
+            return body
+    return body[:limit]
