@@ -6,12 +6,15 @@ Rules (SPEC §11):
    unless accepted as LOW_QUALITY, and commits generation N+1 inside the lease store's
    transaction (`baton.store.Store.commit`): the lease is admitted, every file is written in
    the seed's order (`baton.generations.commit_files`), GENERATION last, then the lease is
-   released. A refused pack writes nothing.
+   released. A refused pack writes nothing. A pack cut short leaves GENERATION and the lease
+   as they were; the next pack with that lease rewrites the generation's files and replaces
+   any evolution record the cut-short one appended (never two records for one generation).
 2. `boot` reads only what `GENERATION` names (`baton.boot`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -48,8 +51,15 @@ class Request:
     accept_low_quality: bool = False
 
 
-def pack(tree: Tree, store: Store, request: Request, *, now: str) -> Packed | Gated | Refused:
-    """Rule 1 (`now`: the commit's ISO 8601 time)."""
+def pack(
+    tree: Tree,
+    store: Store,
+    request: Request,
+    *,
+    now: str,
+    after_write: Callable[[str], None] = lambda _: None,
+) -> Packed | Gated | Refused:
+    """Rule 1 (`now`: the commit's ISO 8601 time; `after_write`: called with each path written)."""
     score = report(request.letter)
     low = not score["passes"]
     if low and not request.accept_low_quality:
@@ -62,8 +72,8 @@ def pack(tree: Tree, store: Store, request: Request, *, now: str) -> Packed | Ga
             request.state, generation=generation, committed_at=now, low_quality=low
         )
         previous = tree.read_json(f"generations/v{generation - 1}/STATE.json") if generation > 1 else None
-        history = _list(tree.read_json("evolution/fitness_history.json"))
-        mutations = _list(tree.read_json("evolution/mutations.json"))
+        history = _before(tree.read_json("evolution/fitness_history.json"), generation)
+        mutations = _before(tree.read_json("evolution/mutations.json"), generation)
         pasts = [*_pasts(tree, generation), Past(generation, now, score["average"], low, request.letter)]
         files = generations.commit_files(
             generation,
@@ -81,13 +91,19 @@ def pack(tree: Tree, store: Store, request: Request, *, now: str) -> Packed | Ga
         )
         for path, data in files:
             tree.write(path, data)
+            after_write(path)
         return Packed(generation, score, low)
 
     return store.commit(tree.vessel, request.lease_id, generation, tree.generation, write)
 
 
-def _list(value: object) -> list[Any]:
-    return list(value) if isinstance(value, list) else []
+def _before(value: object, generation: int) -> list[Any]:
+    """The records of earlier generations: a pack cut short may have appended this one already."""
+    if not isinstance(value, list):
+        return []
+    return [
+        item for item in value if not (isinstance(item, dict) and item.get("generation", 0) >= generation)
+    ]
 
 
 def _pasts(tree: Tree, below: int) -> list[Past]:

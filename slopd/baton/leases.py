@@ -59,8 +59,9 @@ def check_ttl(ttl: float) -> float:
 def take(
     current: Lease | None, *, vessel: str, holder: str, ttl: float, generation: int, now: float, random: bytes
 ) -> Lease | Held:
-    """Rule 2 (`generation`: the vessel's GENERATION now)."""
-    if current is not None and current.live(now):
+    """Rule 2 (`generation`: the vessel's GENERATION now). A lease for a generation that is
+    already committed (its pack was cut short after GENERATION was written) is stale: not live."""
+    if current is not None and current.live(now) and current.generation > generation:
         return Held(current.holder, current.expires)
     if len(random) < 16:
         raise ValueError("a lease id needs at least 128 random bits")

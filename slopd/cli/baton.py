@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import signal
 import sys
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -132,7 +135,8 @@ def pack(args: argparse.Namespace) -> int:
     try:
         tree = _tree(hub, args.vessel)
         now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-        done = keeper.pack(tree, Store(defaults.state_dir(root, args.state)), request, now=now)
+        store = Store(defaults.state_dir(root, args.state))
+        done = keeper.pack(tree, store, request, now=now, after_write=_crash_point())
     except BatonError as error:
         raise UsageError(f"{error.filename}: {error.strerror}") from None
     finally:
@@ -171,3 +175,20 @@ def boot(args: argparse.Namespace) -> int:
         if booted.skipped:
             print(f"\n(over the budget, not loaded: {', '.join(booted.skipped)})")
     return 0 if booted.bootable else 1
+
+
+CRASH_AFTER = "SLOPD_TEST_KILL_AFTER_WRITES"
+
+
+def _crash_point() -> Callable[[str], None]:
+    """The crash tests' seam: with SLOPD_TEST_KILL_AFTER_WRITES=K, the pack SIGKILLs itself right
+    after its K-th file write, like a power cut between two steps (tests/test_baton_crash.py)."""
+    limit = int(os.environ.get(CRASH_AFTER, "0") or 0)
+    written = [0]
+
+    def after(_path: str) -> None:
+        written[0] += 1
+        if written[0] == limit:
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    return after
