@@ -82,3 +82,11 @@ def test_admit_refuses_every_other_commit(
     )
     assert isinstance(refused, Refused)
     assert reason in refused.reason
+
+
+def test_a_lease_for_a_generation_already_committed_is_stale() -> None:
+    """Its pack was cut short after GENERATION was written: the next claimant is not kept waiting."""
+    lease = granted(generation=4)  # for generation 5
+    again = leases.take(lease, vessel="v", holder="next", ttl=60, generation=5, now=1100, random=bytes(32))
+    assert isinstance(again, Lease)
+    assert again.generation == 6
