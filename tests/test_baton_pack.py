@@ -197,3 +197,30 @@ def test_the_commit_writes_in_the_seeds_order_with_generation_last() -> None:
         "AUTOBIOGRAPHY.md", "evolution/fitness_history.json", "evolution/mutations.json",
         "GENERATION",
     ]  # fmt: skip
+
+
+def test_a_commit_is_projected_into_the_inbox_and_its_project_standup(hub: HubDir, tmp_path: Path) -> None:
+    """The pack drops a `handoff` from the vessel; the daemon answers it and files it in the standup."""
+    identity = tmp_path / "identity.json"
+    identity.write_text('{"name": "oracle", "project": "parser"}')
+    assert (
+        hub.slopd("baton", "init", "--hub", str(hub.root), "--identity", str(identity), "oracle").returncode
+        == 0
+    )
+    vessel = Vessel.__new__(Vessel)
+    vessel.hub, vessel.tmp, vessel.tree = hub, tmp_path, hub.root / "batons" / "oracle"
+    packed = vessel.pack(vessel.lease(), letter(1), state())
+    assert packed.returncode == 0, packed.stderr
+    projected = json.loads(packed.stdout)["projected"]
+    dropped = (hub.root / "inbox" / f"{projected}.md").read_text()
+    assert "type: handoff" in dropped
+    assert "from: oracle" in dropped
+    assert "project: parser" in dropped
+    assert "- [ ] Fix the offset." in dropped
+    hub.run_once()
+    standup = (hub.root / "standups" / "parser.md").read_text()
+    assert "## " in standup
+    assert "— oracle (generation 1)" in standup
+    assert "Full letter: `batons/oracle/generations/v1/HANDOFF.md`" in standup
+    result = hub.reply(projected, "result")
+    assert "the entry is in its log" in result

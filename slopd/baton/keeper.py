@@ -10,21 +10,28 @@ Rules (SPEC §11):
    as they were; the next pack with that lease rewrites the generation's files and replaces
    any evolution record the cut-short one appended (never two records for one generation).
 2. `boot` reads only what `GENERATION` names (`baton.boot`).
+3. After a commit, the generation is dropped into the hub's inbox as a `handoff` envelope from
+   the vessel (`baton.projection`, through `slopd.submit`, the same strict drop as `slopd
+   send`), with `project:` when IDENTITY.json names one, so the ordinary pipeline answers it
+   and files it in that project's standup. A pack killed between its commit and this drop
+   leaves the generation committed without its echo (nothing is redone for it).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
+from slopd import submit
 from slopd.baton import boot as boots
-from slopd.baton import generations
+from slopd.baton import generations, projection
 from slopd.baton.generations import Past
 from slopd.baton.leases import Refused
 from slopd.baton.score import report
 from slopd.baton.store import Store
 from slopd.baton.tree import Tree
+from slopd.core.envelope import EnvelopeError
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +46,7 @@ class Packed:
     generation: int
     score: dict[str, Any]
     low_quality: bool
+    projected: str | None = None  # the id of the handoff envelope dropped into the inbox
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,7 +102,36 @@ def pack(
             after_write(path)
         return Packed(generation, score, low)
 
-    return store.commit(tree.vessel, request.lease_id, generation, tree.generation, write)
+    done = store.commit(tree.vessel, request.lease_id, generation, tree.generation, write)
+    if not isinstance(done, Packed):
+        return done
+    return replace(done, projected=project(tree, generation, request.letter, now))
+
+
+def project(tree: Tree, generation: int, letter: str, now: str) -> str | None:
+    """Rule 3: drop the generation into the inbox as a `handoff` (its id; None if it could not be)."""
+    identity = tree.read_json("IDENTITY.json")
+    named = identity.get("project") if isinstance(identity, dict) else None
+    body = projection.entry(
+        tree.vessel,
+        generation,
+        letter,
+        date=now[:10],
+        path=f"{tree.where}/generations/v{generation}/HANDOFF.md",
+    )
+    envelope = submit.compose(
+        type="handoff",
+        sender=tree.vessel,
+        to="watcher",
+        body=body,
+        slug=f"baton {tree.vessel} v{generation}",
+        project=named if isinstance(named, str) else None,
+    )
+    try:
+        submit.submit(tree.hub, envelope)
+    except (EnvelopeError, OSError):
+        return None  # the generation is committed whatever happens to its echo
+    return envelope.id
 
 
 def _before(value: object, generation: int) -> list[Any]:

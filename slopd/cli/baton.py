@@ -149,9 +149,8 @@ def pack(args: argparse.Namespace) -> int:
     if isinstance(done, leases.Refused):
         print(f"slopd baton pack: refused, nothing written: {done.reason}", file=sys.stderr)
         return 1
-    print(
-        json.dumps({**done.score, "generation": done.generation, "LOW_QUALITY": done.low_quality}, indent=2)
-    )
+    printed = {**done.score, "generation": done.generation, "LOW_QUALITY": done.low_quality}
+    print(json.dumps({**printed, "projected": done.projected}, indent=2))
     return 0
 
 
