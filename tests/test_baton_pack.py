@@ -224,3 +224,12 @@ def test_a_commit_is_projected_into_the_inbox_and_its_project_standup(hub: HubDi
     assert "Full letter: `batons/oracle/generations/v1/HANDOFF.md`" in standup
     result = hub.reply(projected, "result")
     assert "the entry is in its log" in result
+
+
+def test_boot_reports_a_score_that_is_not_the_letters(vessel: Vessel) -> None:
+    """A SCORE.json beside another letter (as in the real torn tree) is named at boot."""
+    vessel.pack(vessel.lease(), letter(1), state())
+    (vessel.tree / "generations" / "v1" / "HANDOFF.md").write_text("Done.")
+    booted = vessel.hub.slopd("baton", "boot", "--hub", str(vessel.hub.root), "oracle", "--json")
+    assert "generations/v1/SCORE.json records" in booted.stderr
+    assert "but the letter beside it scores 1.29" in booted.stderr

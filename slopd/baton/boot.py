@@ -6,7 +6,8 @@ Rules (SPEC §11, the seed's boot order):
    history, each only while the budget allows (tokens counted as ⌈characters / 4⌉).
 2. Warnings tell the truth about the tree: files of a generation above the marker (an
    interrupted handoff), generations missing below it (a gap), a LOW_QUALITY letter, a
-   `CURRENT/` that differs from `generations/v{GENERATION}/`, and L0 files that are missing.
+   SCORE.json that is not the score of the letter beside it, a `CURRENT/` that differs from
+   `generations/v{GENERATION}/`, and L0 files that are missing.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ import json
 import math
 from dataclasses import dataclass, field
 from typing import Any
+
+from slopd.baton.score import score_handoff
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,6 +108,7 @@ def _warnings(reading: Reading) -> list[str]:
         for path in (state_path, letter_path):
             if files.get(path) is None:
                 found.append(f"{path} is missing: generation {generation} cannot be booted from")
+        found += _score_mismatch(files, generation)
         state = _json(files.get(state_path))
         if isinstance(state, dict) and state.get("LOW_QUALITY"):
             found.append(
@@ -120,6 +124,30 @@ def _warnings(reading: Reading) -> list[str]:
                     f"CURRENT/{name} differs from generations/v{generation}/{name}; the latter is read"
                 )
     return found
+
+
+def _score_mismatch(files: dict[str, bytes | None], generation: int) -> list[str]:
+    """SCORE.json must be the score of the letter beside it (the real torn tree's was another's)."""
+    letter, recorded = (
+        files.get(f"generations/v{generation}/HANDOFF.md"),
+        _json(files.get(score_path(generation))),
+    )
+    if (
+        letter is None
+        or not isinstance(recorded, dict)
+        or not isinstance(recorded.get("average"), int | float)
+    ):
+        return []
+    actual = score_handoff(letter.decode("utf-8", "replace"))["average"]
+    if abs(actual - float(recorded["average"])) < 1e-9:
+        return []
+    return [
+        f"{score_path(generation)} records {recorded['average']} but the letter beside it scores {actual:.2f}"
+    ]
+
+
+def score_path(generation: int) -> str:
+    return f"generations/v{generation}/SCORE.json"
 
 
 def _json(data: bytes | None) -> object:

@@ -170,5 +170,11 @@ def boot(tree: Tree, budget: int | None) -> boots.Boot:
     """Rule 2."""
     marker = tree.generation()
     folders = tree.generations()
-    paths = [*boots.l0(marker), *boots.OPTIONAL, "CURRENT/HANDOFF.md", "CURRENT/STATE.json"]
+    paths = [
+        *boots.l0(marker),
+        boots.score_path(marker),
+        *boots.OPTIONAL,
+        "CURRENT/HANDOFF.md",
+        "CURRENT/STATE.json",
+    ]
     return boots.plan(boots.Reading(marker, folders, {path: tree.read(path) for path in paths}), budget)
