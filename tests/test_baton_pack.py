@@ -233,3 +233,34 @@ def test_boot_reports_a_score_that_is_not_the_letters(vessel: Vessel) -> None:
     booted = vessel.hub.slopd("baton", "boot", "--hub", str(vessel.hub.root), "oracle", "--json")
     assert "generations/v1/SCORE.json records" in booted.stderr
     assert "but the letter beside it scores 1.29" in booted.stderr
+
+
+def test_metrics_print_the_seeds_table_per_generation(vessel: Vessel) -> None:
+    """One row per committed generation with its deltas; only up to GENERATION; --json too."""
+    vessel.pack(vessel.lease(), letter(1), state())
+    vessel.pack(vessel.lease(), letter(2), state(confidence=0.8, skills={"parse": 0.9, "lex": 0.2}))
+    history = vessel.json("evolution/fitness_history.json")
+    history.append({**history[-1], "generation": 3})  # as if a pack of v3 had been cut short
+    (vessel.tree / "evolution" / "fitness_history.json").write_text(json.dumps(history))
+    shown = vessel.hub.slopd("baton", "metrics", "--hub", str(vessel.hub.root), "oracle", "--json")
+    assert shown.returncode == 0, shown.stderr
+    table = json.loads(shown.stdout)
+    assert table["generation_count"] == 2
+    rows = table["generations"]
+    assert [row["generation"] for row in rows] == [1, 2]
+    assert rows[1]["confidence_delta"] == 0.3
+    assert rows[1]["skills_growth"] == 1.0
+    assert rows[0]["confidence_delta"] is None
+    text = vessel.hub.slopd("baton", "metrics", "--hub", str(vessel.hub.root), "oracle").stdout
+    assert text.splitlines()[0].split() == [
+        "gen",
+        "confidence",
+        "Δconf",
+        "tasks",
+        "score",
+        "skills",
+        "Δskills",
+        "trust",
+        "energy/task",
+    ]
+    assert text.rstrip().endswith("generation_count 2")

@@ -1,5 +1,5 @@
 """`slopd baton …` (SPEC §11): `score` a letter, `init` a vessel, `lease` its next generation,
-`pack` (commit) it, `boot` from the last one.
+`pack` (commit) it, `boot` from the last one, print its `metrics`.
 
 Exit status: score 0 when the letter passes the gate, 1 when it does not; init 1 when the
 vessel exists; lease 1 while another lease is live (naming its holder and expiry); pack 1 when
@@ -19,6 +19,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from slopd.baton import keeper, leases
+from slopd.baton.metrics import render as render_metrics
+from slopd.baton.metrics import rows as metric_rows
 from slopd.baton.score import report
 from slopd.baton.store import Store
 from slopd.baton.tree import BatonError, Tree
@@ -191,3 +193,20 @@ def _crash_point() -> Callable[[str], None]:
             os.kill(os.getpid(), signal.SIGKILL)
 
     return after
+
+
+def metrics(args: argparse.Namespace) -> int:
+    hub = Hub(require_hub(args.hub))
+    try:
+        tree = _tree(hub, args.vessel)
+        marker = tree.generation()
+        table = metric_rows(tree.read_json("evolution/fitness_history.json"), marker)
+    except BatonError as error:
+        raise UsageError(f"{error.filename}: {error.strerror}") from None
+    finally:
+        hub.close()
+    if args.json:
+        print(json.dumps({"generation_count": marker, "generations": table}, indent=2))
+    else:
+        print(render_metrics(table, marker), end="")
+    return 0

@@ -263,6 +263,13 @@ def _baton_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser
     sub.add_argument("--accept-low-quality", action="store_true", help=text)
     sub.add_argument("vessel", metavar="VESSEL")
 
+    text = "the seed's metrics table, one row per generation, from evolution/fitness_history.json"
+    sub = verbs.add_parser("metrics", help=text, description=text)
+    sub.set_defaults(handler="slopd.cli.baton:metrics")
+    sub.add_argument("--hub", required=True, help="the hub folder")
+    sub.add_argument("--json", action="store_true")
+    sub.add_argument("vessel", metavar="VESSEL")
+
     text = "what the next generation reads: GENERATION's state and letter, then what the budget allows"
     sub = verbs.add_parser("boot", help=text, description=text)
     sub.set_defaults(handler="slopd.cli.baton:boot")
