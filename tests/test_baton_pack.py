@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -264,3 +266,34 @@ def test_metrics_print_the_seeds_table_per_generation(vessel: Vessel) -> None:
         "energy/task",
     ]
     assert text.rstrip().endswith("generation_count 2")
+
+
+def test_metrics_plot_draws_a_png(vessel: Vessel, tmp_path: Path) -> None:
+    """--plot writes a PNG of the metrics (matplotlib, the slopd[plot] extra) and still prints the table."""
+    vessel.pack(vessel.lease(), letter(1), state())
+    vessel.pack(vessel.lease(), letter(2), state(confidence=0.8))
+    picture = tmp_path / "metrics.png"
+    drawn = vessel.hub.slopd(
+        "baton", "metrics", "--hub", str(vessel.hub.root), "oracle", "--plot", str(picture)
+    )
+    assert drawn.returncode == 0, drawn.stderr
+    assert picture.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert picture.stat().st_size > 10_000
+    assert "generation_count 2" in drawn.stdout
+
+
+def test_metrics_plot_without_matplotlib_says_how_to_install_it(vessel: Vessel, tmp_path: Path) -> None:
+    """Without the extra, --plot exits 2 naming `slopd[plot]`, and writes no file."""
+    vessel.pack(vessel.lease(), letter(1), state())
+    picture = tmp_path / "metrics.png"
+    argv = ["baton", "metrics", "--hub", str(vessel.hub.root), "oracle", "--plot", str(picture)]
+    code = (
+        "import sys; sys.modules['matplotlib'] = None  # as if the extra were not installed\n"
+        "from slopd.cli import main; sys.exit(main(sys.argv[1:]))"
+    )
+    ran = subprocess.run(
+        [sys.executable, "-c", code, *argv], capture_output=True, text=True, env=vessel.hub.env, check=False
+    )
+    assert ran.returncode == 2
+    assert "pip install 'slopd[plot]'" in ran.stderr
+    assert not picture.exists()

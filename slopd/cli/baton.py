@@ -205,6 +205,10 @@ def metrics(args: argparse.Namespace) -> int:
         raise UsageError(f"{error.filename}: {error.strerror}") from None
     finally:
         hub.close()
+    if args.plot:
+        from slopd.baton import plot  # noqa: PLC0415  # matplotlib is loaded only for a plot
+
+        plot.draw(args.vessel, table, Path(args.plot))
     if args.json:
         print(json.dumps({"generation_count": marker, "generations": table}, indent=2))
     else:

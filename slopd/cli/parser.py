@@ -268,6 +268,7 @@ def _baton_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser
     sub.set_defaults(handler="slopd.cli.baton:metrics")
     sub.add_argument("--hub", required=True, help="the hub folder")
     sub.add_argument("--json", action="store_true")
+    sub.add_argument("--plot", metavar="FILE.png", help="draw the metrics too (needs the slopd[plot] extra)")
     sub.add_argument("vessel", metavar="VESSEL")
 
     text = "what the next generation reads: GENERATION's state and letter, then what the budget allows"
