@@ -41,11 +41,11 @@ def state(**extra: Any) -> dict[str, Any]:
 
 
 class Vessel:
-    def __init__(self, hub: HubDir, tmp_path: Path) -> None:
+    def __init__(self, hub: HubDir, tmp_path: Path, identity_text: str = '{"name": "oracle"}') -> None:
         self.hub, self.tmp = hub, tmp_path
         self.tree = hub.root / "batons" / "oracle"
         identity = tmp_path / "identity.json"
-        identity.write_text('{"name": "oracle"}')
+        identity.write_text(identity_text)
         made = hub.slopd("baton", "init", "--hub", str(hub.root), "--identity", str(identity), "oracle")
         assert made.returncode == 0, made.stderr
 
@@ -203,14 +203,7 @@ def test_the_commit_writes_in_the_seeds_order_with_generation_last() -> None:
 
 def test_a_commit_is_projected_into_the_inbox_and_its_project_standup(hub: HubDir, tmp_path: Path) -> None:
     """The pack drops a `handoff` from the vessel; the daemon answers it and files it in the standup."""
-    identity = tmp_path / "identity.json"
-    identity.write_text('{"name": "oracle", "project": "parser"}')
-    assert (
-        hub.slopd("baton", "init", "--hub", str(hub.root), "--identity", str(identity), "oracle").returncode
-        == 0
-    )
-    vessel = Vessel.__new__(Vessel)
-    vessel.hub, vessel.tmp, vessel.tree = hub, tmp_path, hub.root / "batons" / "oracle"
+    vessel = Vessel(hub, tmp_path, '{"name": "oracle", "project": "parser"}')
     packed = vessel.pack(vessel.lease(), letter(1), state())
     assert packed.returncode == 0, packed.stderr
     projected = json.loads(packed.stdout)["projected"]
