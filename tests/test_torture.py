@@ -15,6 +15,7 @@ import os
 import random
 import sqlite3
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -83,3 +84,37 @@ def test_an_order_whose_archive_move_was_cut_short_takes_its_signature_along(tmp
     assert lab.journal(lab.action_journal) == [ident]
     with contextlib.closing(sqlite3.connect(lab.state / "ledger.sqlite3")) as db:
         assert [row[0] for row in db.execute("SELECT key FROM inputs")] == [ident]
+
+
+def test_a_conflict_copy_never_archives_a_signature_whose_move_was_cut_short(tmp_path: Path) -> None:
+    """SIGKILL between linking an order's .sig into archive/ and unlinking it, then a sync client's
+    copy of the order: the copy does not move the .sig a second time (`NAME-2.md.sig`); the
+    restart finishes the first move. (Found by the kill -9 torture, seed 2323699844.)"""
+    lab = Lab(tmp_path / "lab")
+    lab.make()
+    ident = "20260704t120000z-order"
+    name = f"{ident}.md"
+    data = envelope(ident, "instigate", "Record it.\n", OPERATOR, auth=f"signed:{name}.sig", action="record")
+    lab.drop("authorized", f"{name}.sig", lab.sign(name, data))
+    lab.drop("authorized", name, data)
+
+    def run_once() -> None:
+        done = subprocess.run(
+            lab.run_args("--once"), env=lab.env, capture_output=True, text=True, timeout=60, check=False
+        )
+        assert done.returncode == 0, done.stderr
+
+    run_once()
+    (day,) = (lab.hub / "archive").iterdir()
+    assert sorted(os.listdir(day)) == [name, f"{name}.sig"]
+    # The signature linked into archive/ but not yet unlinked from the lane; the copy, older, is read first.
+    os.link(day / f"{name}.sig", lab.hub / "authorized" / f"{name}.sig")
+    copy = f"{ident} (conflicted copy 2026-07-04).md"
+    lab.drop("authorized", copy, data)
+    old = time.time() - 30
+    os.utime(lab.hub / "authorized" / copy, (old, old))
+    run_once()
+    run_once()
+
+    assert os.listdir(lab.hub / "authorized") == []
+    assert sorted(os.listdir(day)) == sorted([name, f"{name}.sig", copy])

@@ -7,7 +7,8 @@ Rules (SPEC §7's order of effects, for one input):
 3. A terminal reply is followed by `done` and the move into `archive/` — of the very file
    that was read (the same inode), never of a file that took its name meanwhile.
 4. An order's signature goes with it, unless that file is another order's `NAME.md.sig`
-   still in the lane (a forged order cannot take away another's signature).
+   still in the lane (a forged order cannot take away another's signature), or has a second
+   link already — a move of it cut short, which the scan finishes instead (never archived twice).
 5. An execution's ack and its `queued` row are written; its job starts once they are
    committed. Nothing here runs a command.
 """
@@ -303,7 +304,10 @@ class Effects:
             order = order_of(sidecar)
             if order not in (None, input.name) and hub.exists(input.lane, order):
                 continue  # it belongs to another order in the lane: naming it does not make it ours
-            if hub.exists(input.lane, sidecar):
+            status = hub.lstat(input.lane, sidecar)
+            if status is not None and status.st_nlink > 1:
+                continue  # a move of it was cut short: the scan finishes that one (pipeline rule 5)
+            if status is not None:
                 target = self.parts.commits.target(batch, sidecar, self.parts.clock.wall())
                 move = Move(input.lane, sidecar, target)
                 self.parts.commits.move(batch, move, input.log, "sidecar.archived", sidecar=sidecar)
