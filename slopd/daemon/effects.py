@@ -7,8 +7,10 @@ Rules (SPEC §7's order of effects, for one input):
 3. A terminal reply is followed by `done` and the move into `archive/` — of the very file
    that was read (the same inode), never of a file that took its name meanwhile.
 4. An order's signature goes with it, unless that file is another order's `NAME.md.sig`
-   still in the lane (a forged order cannot take away another's signature), or has a second
-   link already — a move of it cut short, which the scan finishes instead (never archived twice).
+   still in the lane (a forged order cannot take away another's signature). A duplicate under
+   another name (a sync client's copy) takes only signatures named after itself: one named
+   after its original is the original's, archived with it or finished by the scan — taking it
+   too could archive it twice (after a move of it cut short by a kill).
 5. An execution's ack and its `queued` row are written; its job starts once they are
    committed. Nothing here runs a command.
 """
@@ -198,7 +200,7 @@ class Effects:
             now=self.parts.clock.stamp(),
         )
         self.parts.commits.move(batch, Move(input.lane, input.name, target), input.log, "envelope.duplicate")
-        self._archive_sidecar(batch, input, envelope)
+        self._archive_sidecar(batch, input, envelope, duplicate=True)
 
     def _finish_move(self, batch: Batch, plan: plans.FinishMove) -> None:
         input, commits = plan.input, self.parts.commits
@@ -295,19 +297,18 @@ class Effects:
         if not archived:
             batch.ledger.advance(key, Status.DONE, now=parts.clock.stamp())
 
-    def _archive_sidecar(self, batch: Batch, input: Input, envelope: Envelope | None) -> None:
+    def _archive_sidecar(
+        self, batch: Batch, input: Input, envelope: Envelope | None, *, duplicate: bool = False
+    ) -> None:
         """Rule 4: the signatures the order names, or `NAME.sig` if it was unreadable."""
         if input.lane != "authorized":
             return
         hub = self.parts.hub
         for sidecar in envelope.sidecars if envelope is not None else (f"{input.name}.sig",):
             order = order_of(sidecar)
-            if order not in (None, input.name) and hub.exists(input.lane, order):
-                continue  # it belongs to another order in the lane: naming it does not make it ours
-            status = hub.lstat(input.lane, sidecar)
-            if status is not None and status.st_nlink > 1:
-                continue  # a move of it was cut short: the scan finishes that one (pipeline rule 5)
-            if status is not None:
+            if order not in (None, input.name) and (duplicate or hub.exists(input.lane, order)):
+                continue  # it belongs to another order in the lane, or to the original of this copy
+            if hub.exists(input.lane, sidecar):
                 target = self.parts.commits.target(batch, sidecar, self.parts.clock.wall())
                 move = Move(input.lane, sidecar, target)
                 self.parts.commits.move(batch, move, input.log, "sidecar.archived", sidecar=sidecar)
