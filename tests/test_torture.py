@@ -47,8 +47,8 @@ def test_kill_9_torture_keeps_every_guarantee(tmp_path: Path, capsys: pytest.Cap
     assert report.interruptions > 0, context
 
 
-def test_an_order_whose_archive_move_was_cut_short_takes_its_signature_along(tmp_path: Path) -> None:
-    """SIGKILL between linking an order into archive/ and unlinking it: the restart archives its .sig too."""
+def signed_order(tmp_path: Path) -> tuple[Lab, str, str, bytes]:
+    """A lab with one signed order and its signature dropped into authorized/."""
     lab = Lab(tmp_path / "lab")
     lab.make()
     ident = "20260704t120000z-order"
@@ -56,14 +56,20 @@ def test_an_order_whose_archive_move_was_cut_short_takes_its_signature_along(tmp
     data = envelope(ident, "instigate", "Record it.\n", OPERATOR, auth=f"signed:{name}.sig", action="record")
     lab.drop("authorized", f"{name}.sig", lab.sign(name, data))
     lab.drop("authorized", name, data)
+    return lab, ident, name, data
 
-    def run_once() -> None:
-        done = subprocess.run(
-            lab.run_args("--once"), env=lab.env, capture_output=True, text=True, timeout=60, check=False
-        )
-        assert done.returncode == 0, done.stderr
 
-    run_once()
+def run_once(lab: Lab) -> None:
+    done = subprocess.run(
+        lab.run_args("--once"), env=lab.env, capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.returncode == 0, done.stderr
+
+
+def test_an_order_whose_archive_move_was_cut_short_takes_its_signature_along(tmp_path: Path) -> None:
+    """SIGKILL between linking an order into archive/ and unlinking it: the restart archives its .sig too."""
+    lab, ident, name, _ = signed_order(tmp_path)
+    run_once(lab)
     outbox = lab.hub / "outbox"
     replies = {path.name: path.read_bytes() for path in outbox.iterdir()}
     assert sorted(replies) == [f"{ident}.ack.md", f"{ident}.result.md"]
@@ -75,8 +81,8 @@ def test_an_order_whose_archive_move_was_cut_short_takes_its_signature_along(tmp
     # lane (two links), its signature not moved yet; the ledger already says done, archived.
     os.link(day / name, lab.hub / "authorized" / name)
     os.rename(day / f"{name}.sig", lab.hub / "authorized" / f"{name}.sig")
-    run_once()  # the restart
-    run_once()  # and one more, as after any later restart
+    run_once(lab)  # the restart
+    run_once(lab)  # and one more, as after any later restart
 
     assert os.listdir(lab.hub / "authorized") == []
     assert sorted(os.listdir(day)) == [name, f"{name}.sig"]
@@ -90,21 +96,8 @@ def test_a_conflict_copy_never_archives_a_signature_whose_move_was_cut_short(tmp
     """SIGKILL between linking an order's .sig into archive/ and unlinking it, then a sync client's
     copy of the order: the copy does not move the .sig a second time (`NAME-2.md.sig`); the
     restart finishes the first move. (Found by the kill -9 torture, seed 2323699844.)"""
-    lab = Lab(tmp_path / "lab")
-    lab.make()
-    ident = "20260704t120000z-order"
-    name = f"{ident}.md"
-    data = envelope(ident, "instigate", "Record it.\n", OPERATOR, auth=f"signed:{name}.sig", action="record")
-    lab.drop("authorized", f"{name}.sig", lab.sign(name, data))
-    lab.drop("authorized", name, data)
-
-    def run_once() -> None:
-        done = subprocess.run(
-            lab.run_args("--once"), env=lab.env, capture_output=True, text=True, timeout=60, check=False
-        )
-        assert done.returncode == 0, done.stderr
-
-    run_once()
+    lab, ident, name, data = signed_order(tmp_path)
+    run_once(lab)
     (day,) = (lab.hub / "archive").iterdir()
     assert sorted(os.listdir(day)) == [name, f"{name}.sig"]
     # The signature linked into archive/ but not yet unlinked from the lane; the copy, older, is read first.
@@ -113,8 +106,8 @@ def test_a_conflict_copy_never_archives_a_signature_whose_move_was_cut_short(tmp
     lab.drop("authorized", copy, data)
     old = time.time() - 30
     os.utime(lab.hub / "authorized" / copy, (old, old))
-    run_once()
-    run_once()
+    run_once(lab)
+    run_once(lab)
 
     assert os.listdir(lab.hub / "authorized") == []
     assert sorted(os.listdir(day)) == sorted([name, f"{name}.sig", copy])

@@ -19,7 +19,7 @@ import re
 from contextlib import suppress
 
 from slopd.shell import fs
-from slopd.shell.lanes import Hub
+from slopd.shell.lanes import Hub, LaneError
 
 FOLDER = "batons"
 VESSEL = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")
@@ -72,8 +72,8 @@ class Tree:
     def generations(self) -> tuple[int, ...]:
         """The N of every `generations/vN/` folder present, sorted."""
         try:
-            fd = self._open([self.vessel, "generations"])
-        except FileNotFoundError:
+            fd = self._descend([self.vessel, "generations"], create=False)
+        except (FileNotFoundError, LaneError):
             return ()
         try:
             names = os.listdir(fd)
@@ -94,31 +94,22 @@ class Tree:
     def write(self, relative: str, data: bytes) -> None:
         """Rule 1: `relative` (folders made as needed) written atomically."""
         *folders, name = relative.split("/")
-        fd = self._folder([self.vessel, *folders])
+        fd = self._descend([self.vessel, *folders], create=True)
         try:
             fs.atomic_write(fd, name, data)
         finally:
             os.close(fd)
 
-    def _open(self, parts: list[str]) -> int:
-        """The fd of an existing folder of the tree, opened without following links."""
-        fd = os.dup(self.hub.folder_fd(FOLDER))
+    def _descend(self, parts: list[str], *, create: bool) -> int:
+        """The fd of a folder of the tree (made on the way when `create`), opened without
+        following links; reading never makes `batons/`."""
+        top = self.hub.folder_fd(FOLDER) if create else self.hub.lane_fd(FOLDER)
+        fd = os.dup(top)
         try:
             for part in parts:
-                inner = os.open(part, fs.DIR_FLAGS, dir_fd=fd)
-                os.close(fd)
-                fd = inner
-        except BaseException:
-            os.close(fd)
-            raise
-        return fd
-
-    def _folder(self, parts: list[str]) -> int:
-        fd = os.dup(self.hub.folder_fd(FOLDER))
-        try:
-            for part in parts:
-                with suppress(FileExistsError):
-                    os.mkdir(part, 0o755, dir_fd=fd)
+                if create:
+                    with suppress(FileExistsError):
+                        os.mkdir(part, 0o755, dir_fd=fd)
                 inner = os.open(part, fs.DIR_FLAGS, dir_fd=fd)
                 os.close(fd)
                 fd = inner

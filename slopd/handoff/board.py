@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from slopd.handoff import compose, standup
+from slopd.handoff import standup
 from slopd.handoff.lint import Finding
 from slopd.shell import exchange, fs
 from slopd.shell.lanes import Hub
@@ -65,16 +65,8 @@ class Board:
         refused: list[Finding] = []
 
         def change(text: str | None) -> str | None:
-            current = text if text is not None else standup.create(project)
-            _, log = standup.split(current)
-            if log and compose.present(log, entry):
-                refused.clear()
-                return standup.tag_out(current, seat)
-            _, problems = compose.accepts(log or None, entry)
-            refused[:] = problems
-            if problems:
-                return text
-            return standup.tag_out(standup.add(current, entry), seat)
+            changed, refused[:] = standup.file(text, project, seat, entry)
+            return changed
 
         text = self._update(project, change)
         return Filed(text or "", tuple(refused))

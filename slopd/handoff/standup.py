@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 from slopd.handoff import compose
 from slopd.handoff.grammar import FILE_HEADER, Entry, parse
+from slopd.handoff.lint import Finding
 
 PROJECT = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")
 PARTY_HEADING = "## Party line"
@@ -96,14 +97,19 @@ def tag_out(text: str, seat: str) -> str:
     return _with_party(text, [(name, since) for name, since in seats if name != seat])
 
 
-def add(text: str, entry: str) -> str:
-    """The text with `entry` in its log (rule 2: unchanged when the log holds it already)."""
-    head, log = split(text)
+def file(text: str | None, project: str, seat: str, entry: str) -> tuple[str | None, list[Finding]]:
+    """A handoff filed (rule 2): the text with `entry` in its log and `seat` tagged out, or, when
+    the entry would not lint, the text unchanged and why. An entry the log holds is not added again."""
+    current = text if text is not None else create(project)
+    head, log = split(current)
     if log and compose.present(log, entry):
-        return text
+        return tag_out(current, seat), []
+    result, problems = compose.accepts(log or None, entry)
+    if problems:
+        return text, problems
     if not log and head and not head.endswith("\n"):
         head += "\n"
-    return head + compose.insert(log or None, entry)
+    return tag_out(head + result, seat), []
 
 
 def entries(text: str) -> tuple[Entry, ...]:
