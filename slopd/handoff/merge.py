@@ -11,7 +11,7 @@ Rules (SPEC §10):
    ours first. Blocks that are not entries (`## Media Channel`) are kept like entries.
 5. Order: newest date first; on one date the later Tag-out first (as lint's MEP2), otherwise
    the order the sides had them, ours before theirs. A block without a date stays after the
-   entry it followed.
+   entry it followed, except one that closed its side's file (a trailing `## Notes`): it stays last.
 6. The file header (the preamble) is merged as a whole; both sides changing it differently
    is the only conflict of a log merge, written with standard markers.
 """
@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from datetime import date
 
 from slopd.handoff import header as headers
-from slopd.handoff.grammar import FILE_HEADER, Block, Entry, Log, parse
+from slopd.handoff.grammar import FILE_HEADER, Block, Entry, Log, Other, parse
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,6 +176,9 @@ def _order(placed: list[_Placed]) -> list[_Placed]:
     days: list[date] = []
     current: date | None = None
     for item in placed:
+        if isinstance(item.block, Other) and item.last:
+            days.append(date.min)  # a section closing its side's file stays at the end of the merge
+            continue
         day = item.block.header.day if isinstance(item.block, Entry) else None
         current = day or current
         days.append(current or date.max)
