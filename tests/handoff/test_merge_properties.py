@@ -7,7 +7,9 @@ entry, so what the merge must keep and in which order is computed without the me
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
@@ -464,3 +466,15 @@ def test_two_sessions_with_one_heading_are_matched_by_their_own_text() -> None:
     result = merge(log(late, early, OLD), log(late, ours, OLD), log(theirs, OLD))
 
     assert keys(result.text) == [key_(ours), key_(theirs), key_(OLD)]
+
+
+def test_a_trailing_section_stays_last_so_a_merge_merged_again_is_unchanged() -> None:
+    """The triple hypothesis found on CI (a trailing `## Notes`, no final newline, theirs deleting
+    the base entry): merged again with its result, the merge moved the Notes between entries."""
+    case = json.loads(
+        (Path(__file__).parent.parent / "fixtures" / "handoff" / "merge-trailing-notes.json").read_text()
+    )
+    result = merge(case["base"], case["ours"], case["theirs"]).text
+    assert result.rstrip().endswith("archive older entries to handoff-archive.md")
+    assert merge(case["base"], case["ours"], result).text == result
+    assert merge(case["base"], result, case["theirs"]).text == result
