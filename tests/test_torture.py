@@ -111,3 +111,23 @@ def test_a_conflict_copy_never_archives_a_signature_whose_move_was_cut_short(tmp
 
     assert os.listdir(lab.hub / "authorized") == []
     assert sorted(os.listdir(day)) == sorted([name, f"{name}.sig", copy])
+
+
+def test_an_order_and_its_signature_both_linked_but_not_unlinked_are_each_archived_once(
+    tmp_path: Path,
+) -> None:
+    """SIGKILL after a batch linked both an order and its .sig into archive/ (the links come first,
+    then one sync, then the unlinks): the restart finishes both moves; the .sig is not archived a
+    second time as `NAME-2.md.sig`. (Found by the kill -9 torture, seed 1096493832.)"""
+    lab, ident, name, _ = signed_order(tmp_path)
+    run_once(lab)
+    (day,) = (lab.hub / "archive").iterdir()
+    assert sorted(os.listdir(day)) == [name, f"{name}.sig"]
+    os.link(day / name, lab.hub / "authorized" / name)
+    os.link(day / f"{name}.sig", lab.hub / "authorized" / f"{name}.sig")
+    run_once(lab)
+    run_once(lab)
+
+    assert os.listdir(lab.hub / "authorized") == []
+    assert sorted(os.listdir(day)) == [name, f"{name}.sig"]
+    assert lab.journal(lab.action_journal) == [ident]

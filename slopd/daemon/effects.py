@@ -6,7 +6,8 @@ Rules (SPEC §7's order of effects, for one input):
    A reply already sent (a resumed input) is never written twice.
 3. A terminal reply is followed by `done` and the move into `archive/` — of the very file
    that was read (the same inode), never of a file that took its name meanwhile.
-4. An order's signature goes with it, unless that file is another order's `NAME.md.sig`
+4. An order's signature goes with it (to the copy beside the order's archived copy that it is
+   already a link of, when that move was cut short), unless that file is another order's `NAME.md.sig`
    still in the lane (a forged order cannot take away another's signature). A duplicate under
    another name (a sync client's copy) takes only signatures named after itself: one named
    after its original is the original's, archived with it or finished by the scan — taking it
@@ -32,14 +33,15 @@ from slopd.daemon import plans
 from slopd.daemon.batch import Batch
 from slopd.daemon.parts import Parts
 from slopd.daemon.plans import Input
+from slopd.daemon.recovery import Recoveries
 from slopd.daemon.runs import Runs
 from slopd.daemon.standups import Standups
 from slopd.shell.archive import Move
 
 
 class Effects:
-    def __init__(self, parts: Parts, runs: Runs, standups: Standups) -> None:
-        self.parts, self.runs, self.standups = parts, runs, standups
+    def __init__(self, parts: Parts, runs: Runs, standups: Standups, recoveries: Recoveries) -> None:
+        self.parts, self.runs, self.standups, self.recoveries = parts, runs, standups, recoveries
 
     def carry_out(self, batch: Batch, plan: plans.Plan) -> None:
         match plan:
@@ -308,10 +310,21 @@ class Effects:
             order = order_of(sidecar)
             if order not in (None, input.name) and (duplicate or hub.exists(input.lane, order)):
                 continue  # it belongs to another order in the lane, or to the original of this copy
-            if hub.exists(input.lane, sidecar):
-                target = self.parts.commits.target(batch, sidecar, self.parts.clock.wall())
-                move = Move(input.lane, sidecar, target)
-                self.parts.commits.move(batch, move, input.log, "sidecar.archived", sidecar=sidecar)
+            status = hub.lstat(input.lane, sidecar)
+            if status is None:
+                continue
+            # A second link beside the order's archived copy: that move was cut short; finish it.
+            if status.st_nlink > 1 and (
+                linked := self.recoveries.interrupted_sidecar(input.lane, sidecar, input.name)
+            ):
+                move = Move(input.lane, sidecar, linked)
+                self.parts.commits.move(
+                    batch, move, input.log, "sidecar.archived", sidecar=sidecar, resumed=True
+                )
+                continue
+            target = self.parts.commits.target(batch, sidecar, self.parts.clock.wall())
+            move = Move(input.lane, sidecar, target)
+            self.parts.commits.move(batch, move, input.log, "sidecar.archived", sidecar=sidecar)
 
     def _index_note(self, batch: Batch, envelope: Envelope, input: Input) -> None:
         ledger = self.parts.ledger

@@ -53,7 +53,7 @@ class Daemon:
         self.arrivals = Arrivals(parts, self.wakeup.set)
         self.recoveries = Recoveries(parts)
         self.pipeline = Pipeline(parts, self.recoveries)
-        self.effects = Effects(parts, self.runs, standups)
+        self.effects = Effects(parts, self.runs, standups, self.recoveries)
         self.homing = Homing(parts)
         parts.recheck_homes = self.homing.refresh
         self.systemd = SystemdNotifier()
