@@ -19,7 +19,7 @@ import os
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TextIO
@@ -35,6 +35,7 @@ from slopd.daemon.parts import Clock, Parts
 from slopd.shell import config as config_module
 from slopd.shell import defaults, executor, lock, log
 from slopd.shell.archive import Archive
+from slopd.shell.bell import Bell
 from slopd.shell.config import Config
 from slopd.shell.lanes import Hub, require_hub
 from slopd.shell.ledger import Ledger
@@ -51,6 +52,8 @@ def load_config(hub: Path, path: Path | None) -> Config:
         config_module.ensure_outside(hub, chosen, "the config")
     if config.auth.allowed_signers is not None:
         config_module.ensure_outside(hub, config.auth.allowed_signers, "the allowed-signers file")
+    if config.http.tokens is not None:
+        config_module.ensure_outside(hub, config.http.tokens, "the tokens file")
     return config
 
 
@@ -69,6 +72,7 @@ class App:
     runner: executor.Runner
     clock: Callable[[], datetime]
     lock_fd: int
+    bell: Bell = field(default_factory=Bell)  # rung after each ledger commit (the reply feed waits on it)
 
     def reload_config(self) -> Config:
         return load_config(self.root, self.config_path)
@@ -87,7 +91,7 @@ class App:
             intake=Intake(settle=config.settle, writer_timeout=WRITER_TIMEOUT, track_writers=False),
             gate=Gate(hub, self.trust, config.auth.sig_grace, self.clock),
             notifier=Notifier(config.notify, self.runner, executor.child_environment({}), logger),
-            commits=GroupCommit(hub, archive, self.ledger, logger),
+            commits=GroupCommit(hub, archive, self.ledger, logger, self.bell),
             runner=self.runner,
             state_dir=self.state,
         )

@@ -77,6 +77,8 @@ def _hub_commands(command: Command) -> None:
     _hub_and_state(sub)
     sub.add_argument("--config", help=_DEFAULT_CONFIG)
     sub.add_argument("--once", action="store_true", help="drain what is there, then exit")
+    text = "also serve the HTTP transport on HOST:PORT (default [http] listen; needs slopd[http])"
+    sub.add_argument("--http", metavar="HOST:PORT", help=text)
     sub.add_argument(
         "--polling", action="store_true", help="poll the lanes (network/FUSE filesystems without events)"
     )

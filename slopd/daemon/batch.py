@@ -11,7 +11,8 @@ Rules:
 2. `commit` makes the staged replies durable and names them, syncs the written lanes, commits
    the ledger, and only then links the inputs into `archive/`, syncs those folders and unlinks
    the inputs — the order of effects of one input at a time (docs/design.md) — and last starts
-   the batch's jobs, so a job never starts from state a failed commit could undo.
+   the batch's jobs, so a job never starts from state a failed commit could undo. Once the
+   ledger has committed, the bell rings (`shell.bell`): the reply feed's waiters read it again.
 3. A failed flush or commit rolls the whole batch back: nothing is moved, no job starts, and
    every input of the batch is returned as undone. Undone inputs, and inputs whose move
    failed, are returned with the reason, for the caller to leave in their lanes.
@@ -28,6 +29,7 @@ from typing import Any
 from slopd.core.names import Kind
 from slopd.shell import fs
 from slopd.shell.archive import Archive, Move
+from slopd.shell.bell import Bell
 from slopd.shell.lanes import Hub
 from slopd.shell.ledger import Ledger, Writes
 from slopd.shell.log import Logger
@@ -68,8 +70,11 @@ class Batch:
 
 
 class GroupCommit:
-    def __init__(self, hub: Hub, archive: Archive, ledger: Ledger, log: Logger) -> None:
+    def __init__(
+        self, hub: Hub, archive: Archive, ledger: Ledger, log: Logger, bell: Bell | None = None
+    ) -> None:
         self.hub, self.archive, self.ledger, self.log = hub, archive, ledger, log
+        self.bell = bell or Bell()
 
     def open(self, *, stage: bool) -> Batch:
         return Batch(self.ledger.writes(), stage)
@@ -109,6 +114,7 @@ class GroupCommit:
             self.log.error("batch.failed", reason=str(error), inputs=len(undone), action="retried")
             reason = f"a batch of {len(undone)} inputs failed: {error}"
             return Committed(undone, [(where, reason) for where in undone])
+        self.bell.ring()
         failed: list[tuple[Where, str]] = []
         for moved in self.archive.move_all(batch.moves):
             move, said = moved.move, batch.announced[moved.move]

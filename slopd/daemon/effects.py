@@ -269,6 +269,7 @@ class Effects:
             reply_class=reply_class,
             path=path,
             now=self.parts.clock.stamp(),
+            recipient=reply.to,
         )
         input.log.info("reply.written", reply=reply.id, reply_type=reply.type, reply_class=reply_class)
         text = replies.notification(reply, path)

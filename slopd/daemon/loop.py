@@ -69,9 +69,16 @@ class Daemon:
     # -- the loop --------------------------------------------------------------------------
 
     def run(
-        self, *, stop: threading.Event, once: bool = False, grace: float = 30.0, polling: bool = False
+        self,
+        *,
+        stop: threading.Event,
+        once: bool = False,
+        grace: float = 30.0,
+        polling: bool = False,
+        stopping: Callable[[], None] | None = None,
     ) -> None:
-        """Recover, then scan and serve until `stop` (or, with `once`, until nothing is left)."""
+        """Recover, then scan and serve until `stop` (or, with `once`, until nothing is left);
+        `stopping` runs once the loop has ended, before the shutdown (the HTTP server's drain)."""
         self.homing.resolve()
         self.homing.tick(time.monotonic())  # this watcher's presence, before the first scan
         self.recover()
@@ -104,6 +111,8 @@ class Daemon:
                 next_scan = self._wait(next_scan)
         finally:
             self.arrivals.stop()
+            if stopping is not None:
+                stopping()
         self.shutdown(grace)
 
     def _drained(self) -> bool:

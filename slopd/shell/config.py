@@ -58,6 +58,19 @@ class Auth:
 
 
 @dataclass(frozen=True, slots=True)
+class Http:
+    """`[http]` (SPEC §12): where the HTTP transport listens and who may use it."""
+
+    listen: str | None = None  # HOST:PORT; `slopd run --http` overrides it
+    tokens: Path | None = None
+    max_body: int | None = None  # bytes; None: max_envelope_bytes
+    rate_limit: int = 120  # requests per seat per minute
+    tls_cert: Path | None = None
+    tls_key: Path | None = None
+    allow_plaintext: bool = False  # serve a non-loopback address without TLS
+
+
+@dataclass(frozen=True, slots=True)
 class Config:
     names: tuple[str, ...]
     max_envelope_bytes: int = MAX_ENVELOPE_BYTES
@@ -70,6 +83,7 @@ class Config:
     notify: tuple[str, ...] | None = None
     summarizer: tuple[str, ...] | None = None
     home: bool | None = None  # overrides the hub file's home watcher (SPEC §7)
+    http: Http = field(default_factory=Http)
 
     @property
     def watcher(self) -> str:
@@ -111,7 +125,13 @@ def load(path: Path | None) -> Config:
         else action
         for name, action in config.actions.items()
     }
-    return replace(config, actions=actions)
+    http = config.http
+    paths = {
+        key: base / value
+        for key in ("tokens", "tls_cert", "tls_key")
+        if (value := getattr(http, key)) is not None and not value.is_absolute()
+    }
+    return replace(config, actions=actions, http=replace(http, **paths))
 
 
 def parse(text: str) -> Config:
@@ -132,6 +152,7 @@ def parse(text: str) -> Config:
         notify=table.take("notify", _command_only, None),
         summarizer=table.take("summarizer", _command_only, None),
         home=table.take("home", _bool, None),
+        http=table.take("http", _http, Http()),
     )
     table.finish()
     return config
@@ -297,6 +318,27 @@ def _auth(value: object, key: str) -> Auth:
     )
     table.finish()
     return auth
+
+
+def _path(value: object, key: str) -> Path:
+    return Path(_string(value, key))
+
+
+def _http(value: object, key: str) -> Http:
+    table = _Table(value, key)
+    http = Http(
+        listen=table.take("listen", _string, None),
+        tokens=table.take("tokens", _path, None),
+        max_body=table.take("max_body", _positive_int, None),
+        rate_limit=table.take("rate_limit", _positive_int, 120),
+        tls_cert=table.take("tls_cert", _path, None),
+        tls_key=table.take("tls_key", _path, None),
+        allow_plaintext=table.take("allow_plaintext", _bool, False),
+    )
+    table.finish()
+    if (http.tls_cert is None) != (http.tls_key is None):
+        raise ConfigError(f"{key}.tls_cert and {key}.tls_key: give both or neither")
+    return http
 
 
 def ensure_outside(hub: Path, path: Path, what: str) -> None:

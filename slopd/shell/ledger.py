@@ -13,6 +13,11 @@ Rules:
    an outcome is on disk before its reply is written, so a lost reply is rewritten, never re-run.
 5. A decision's target and a run's outcome are stored as columns and JSON and read back as
    values (`Row.target`, `Row.outcome`); nothing else parses them.
+6. A reply's `rowid` is its `seq` in the reply feed (SPEC §12): SQLite gives each new row
+   max(rowid) + 1 and replies are never deleted, so seqs grow in commit order (one writer). A
+   reply rewritten after a crash keeps its row, so its seq. `recipient` is its `to`.
+7. The HTTP transport's tables (`receipts`, `acks`) are declared here, with the rest of the
+   schema, and written by `shell.receipts` over its own connection.
 """
 
 from __future__ import annotations
@@ -58,8 +63,16 @@ CREATE TABLE IF NOT EXISTS duplicates (
 );
 CREATE TABLE IF NOT EXISTS replies (
     id TEXT PRIMARY KEY, in_reply_to TEXT, type TEXT NOT NULL, class TEXT NOT NULL,
-    path TEXT NOT NULL, written_at TEXT NOT NULL
+    path TEXT NOT NULL, written_at TEXT NOT NULL, recipient TEXT
 );
+CREATE TABLE IF NOT EXISTS receipts (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT, key TEXT NOT NULL UNIQUE, id TEXT NOT NULL,
+    seat TEXT NOT NULL, type TEXT NOT NULL, file TEXT NOT NULL, sha256 TEXT NOT NULL,
+    received_at TEXT NOT NULL, state TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS acks (
+    seat TEXT NOT NULL, reply TEXT NOT NULL, acked_at TEXT NOT NULL, PRIMARY KEY (seat, reply)
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS notes (
     id TEXT PRIMARY KEY, sender TEXT NOT NULL, created_at TEXT NOT NULL, title TEXT NOT NULL,
     body TEXT NOT NULL, indexed_at TEXT NOT NULL
@@ -76,6 +89,13 @@ UPDATE inputs SET target_kind = 'executor', target_name = '' WHERE decision = 'e
 UPDATE inputs SET target_kind = 'seat', target_name = substr(decision, 9)
     WHERE decision LIKE 'execute:%' AND target_kind IS NULL;
 """
+
+# Ledgers written before the reply feed: a reply's recipient is its input's sender.
+_MIGRATE_RECIPIENTS = """
+ALTER TABLE replies ADD COLUMN recipient TEXT;
+UPDATE replies SET recipient = (SELECT sender FROM inputs WHERE inputs.key = lower(replies.in_reply_to));
+"""
+_INDEXES = "CREATE INDEX IF NOT EXISTS replies_by_recipient ON replies (recipient);"
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,6 +152,9 @@ class Ledger:
         columns = {found[1] for found in self._db.execute("PRAGMA table_info(inputs)")}
         if "target_kind" not in columns:
             self._db.executescript(f"BEGIN IMMEDIATE;{_MIGRATE_TARGETS}COMMIT;")
+        if "recipient" not in {found[1] for found in self._db.execute("PRAGMA table_info(replies)")}:
+            self._db.executescript(f"BEGIN IMMEDIATE;{_MIGRATE_RECIPIENTS}COMMIT;")
+        self._db.executescript(_INDEXES)
         self._open: Writes | None = None
 
     def close(self) -> None:
@@ -315,6 +338,7 @@ class Writes:
         reply_class: str,
         path: str,
         now: str,
+        recipient: str | None = None,
     ) -> None:
         self._execute(
             "UPDATE inputs SET replies = trim(replies || ' ' || ?), updated_at = ?"
@@ -322,9 +346,9 @@ class Writes:
             (reply_id, now, key, reply_id),
         )
         self._execute(
-            "INSERT INTO replies (id, in_reply_to, type, class, path, written_at)"
-            " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET written_at = excluded.written_at",
-            (reply_id, in_reply_to, type, reply_class, path, now),
+            "INSERT INTO replies (id, in_reply_to, type, class, path, written_at, recipient)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET written_at = excluded.written_at",
+            (reply_id, in_reply_to, type, reply_class, path, now, recipient),
         )
 
     def add_duplicate(

@@ -1,0 +1,218 @@
+"""The HTTP transport's side of the ledger: receipts, the reply feed and acks (SPEC §12).
+
+Rules:
+1. One connection of its own to the ledger's file (WAL: it reads while the daemon writes),
+   used from any thread under one lock; `synchronous=FULL`, so a receipt is on disk before
+   its 202 is sent.
+2. `claim` inserts a receipt `writing` or finds the one there, in one `BEGIN IMMEDIATE`
+   transaction: of twenty identical POSTs at once exactly one claims the id.
+3. `written` marks it once its file is in `inbox/`; `forget` removes a receipt still
+   `writing` whose file was never written, so a resend is accepted again.
+4. Reading the feed never changes it; an ack is its own row (`acks`), per seat.
+5. The schema is the ledger's (`shell.ledger`), which creates it before this opens.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from slopd.core.receipts import WRITING, WRITTEN, Receipt
+
+_REPLY = (
+    "SELECT r.rowid AS seq, r.id, r.in_reply_to, r.type, r.class, r.path, r.written_at,"
+    " a.acked_at FROM replies AS r LEFT JOIN acks AS a ON a.seat = r.recipient AND a.reply = r.id"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Input:
+    """What the ledger says of an input, for its state."""
+
+    status: str
+    sha256: str
+    sender: str | None
+    type: str | None
+    received_at: str
+
+
+@dataclass(frozen=True, slots=True)
+class FeedReply:
+    seq: int
+    id: str
+    in_reply_to: str | None
+    type: str
+    reply_class: str
+    path: str
+    written_at: str
+    acked_at: str | None
+
+
+class Receipts:
+    def __init__(self, path: Path) -> None:
+        self._db = sqlite3.connect(path, timeout=30.0, isolation_level=None, check_same_thread=False)
+        self._db.row_factory = sqlite3.Row
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=FULL")
+        self._lock = threading.Lock()
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    def _one(self, sql: str, parameters: tuple[Any, ...]) -> sqlite3.Row | None:
+        with self._lock:
+            found: sqlite3.Row | None = self._db.execute(sql, parameters).fetchone()
+            return found
+
+    def _all(self, sql: str, parameters: tuple[Any, ...]) -> list[sqlite3.Row]:
+        with self._lock:
+            return list(self._db.execute(sql, parameters))
+
+    # -- receipts --------------------------------------------------------------------------
+
+    def claim(
+        self,
+        *,
+        key: str,
+        id: str,
+        seat: str,
+        type: str,
+        file: str,
+        sha256: str,
+        now: str,
+        state: str = WRITING,
+    ) -> tuple[Receipt, bool]:
+        """Rule 2: the receipt of `key`, and whether this call made it."""
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                cursor = self._db.execute(
+                    "INSERT INTO receipts (key, id, seat, type, file, sha256, received_at, state)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (key) DO NOTHING",
+                    (key, id, seat, type, file, sha256, now, state),
+                )
+                found = self._db.execute("SELECT * FROM receipts WHERE key = ?", (key,)).fetchone()
+                self._db.execute("COMMIT")
+            except BaseException:
+                if self._db.in_transaction:
+                    self._db.execute("ROLLBACK")
+                raise
+        return Receipt(**dict(found)), cursor.rowcount == 1
+
+    def written(self, key: str) -> None:
+        with self._lock:
+            self._db.execute("UPDATE receipts SET state = ? WHERE key = ?", (WRITTEN, key))
+
+    def forget(self, key: str) -> None:
+        with self._lock:
+            self._db.execute("DELETE FROM receipts WHERE key = ? AND state = ?", (key, WRITING))
+
+    def get(self, key: str) -> Receipt | None:
+        found = self._one("SELECT * FROM receipts WHERE key = ?", (key,))
+        return Receipt(**dict(found)) if found else None
+
+    def unfinished(self) -> list[Receipt]:
+        return [
+            Receipt(**dict(row)) for row in self._all("SELECT * FROM receipts WHERE state = ?", (WRITING,))
+        ]
+
+    # -- the ledger's rows -----------------------------------------------------------------
+
+    def input(self, key: str) -> Input | None:
+        found = self._one(
+            "SELECT status, sha256, sender, type, received_at FROM inputs WHERE key = ?", (key,)
+        )
+        return Input(**dict(found)) if found else None
+
+    def seen_as_duplicate(self, id: str, sha256: str) -> bool:
+        found = self._one("SELECT 1 FROM duplicates WHERE lower(id) = ? AND sha256 = ?", (id.lower(), sha256))
+        return found is not None
+
+    # -- the reply feed --------------------------------------------------------------------
+
+    def replies_to(self, key: str, seat: str) -> list[FeedReply]:
+        rows = self._all(
+            f"{_REPLY} WHERE r.recipient = ? AND lower(r.in_reply_to) = ? ORDER BY r.rowid", (seat, key)
+        )
+        return [_reply(row) for row in rows]
+
+    def feed(self, seat: str, after: int, limit: int) -> list[FeedReply]:
+        rows = self._all(
+            f"{_REPLY} WHERE r.recipient = ? AND r.rowid > ? ORDER BY r.rowid LIMIT ?", (seat, after, limit)
+        )
+        return [_reply(row) for row in rows]
+
+    def reply(self, id: str, seat: str) -> FeedReply | None:
+        found = self._one(f"{_REPLY} WHERE r.id = ? AND r.recipient = ?", (id, seat))
+        return _reply(found) if found else None
+
+    def bounds(self) -> tuple[int, int]:
+        """The first and last seq kept (0, 0 when there are no replies)."""
+        found = self._one("SELECT coalesce(min(rowid), 0), coalesce(max(rowid), 0) FROM replies", ())
+        assert found is not None
+        return int(found[0]), int(found[1])
+
+    def pending(self, seat: str) -> int:
+        """Replies to `seat` it has not acked."""
+        found = self._one(
+            "SELECT count(*) FROM replies WHERE recipient = ?"
+            " AND id NOT IN (SELECT reply FROM acks WHERE seat = ?)",
+            (seat, seat),
+        )
+        assert found is not None
+        return int(found[0])
+
+    def ack(self, seat: str, id: str, now: str) -> bool:
+        """Rule 4: False when `id` is no reply to `seat`."""
+        if self.reply(id, seat) is None:
+            return False
+        with self._lock:
+            self._db.execute(
+                "INSERT INTO acks (seat, reply, acked_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
+                (seat, id, now),
+            )
+        return True
+
+    # -- for /metrics ----------------------------------------------------------------------
+
+    def replies_since(self, seq: int) -> list[tuple[str, int]]:
+        """(lower-case in_reply_to, seq) of every reply after `seq`."""
+        rows = self._all(
+            "SELECT lower(in_reply_to), rowid FROM replies WHERE rowid > ? ORDER BY rowid", (seq,)
+        )
+        return [(row[0] or "", int(row[1])) for row in rows]
+
+    def input_counts(self) -> list[tuple[str, str, str, int]]:
+        rows = self._all("SELECT lane, coalesce(type, ''), status, count(*) FROM inputs GROUP BY 1, 2, 3", ())
+        return [(row[0], row[1], row[2], int(row[3])) for row in rows]
+
+    def reply_counts(self) -> list[tuple[str, int]]:
+        return [
+            (row[0], int(row[1])) for row in self._all("SELECT class, count(*) FROM replies GROUP BY 1", ())
+        ]
+
+    def execution_counts(self) -> list[tuple[str, int]]:
+        rows = self._all("SELECT status, count(*) FROM inputs WHERE target_kind IS NOT NULL GROUP BY 1", ())
+        return [(row[0], int(row[1])) for row in rows]
+
+    def unfinished_inputs(self) -> int:
+        found = self._one("SELECT count(*) FROM inputs WHERE status != 'done'", ())
+        assert found is not None
+        return int(found[0])
+
+
+def _reply(row: sqlite3.Row) -> FeedReply:
+    return FeedReply(
+        seq=int(row["seq"]),
+        id=row["id"],
+        in_reply_to=row["in_reply_to"],
+        type=row["type"],
+        reply_class=row["class"],
+        path=row["path"],
+        written_at=row["written_at"],
+        acked_at=row["acked_at"],
+    )

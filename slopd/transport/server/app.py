@@ -1,0 +1,265 @@
+"""The HTTP transport's Starlette app: the routes of SPEC §12 over `Service`.
+
+Rules:
+1. Every answer — success, problem, 404 of an unknown route — carries the rate-limit headers
+   of its partition (the seat once the token is known, else the client's address) and is
+   counted in /metrics by route template and status.
+2. While the server stops, every new request is 503 with `Retry-After`, and long-polls in
+   progress return what they have.
+3. Handlers never route or execute: `POST /v1/envelopes` writes into `inbox/` (`Intake`), the
+   rest read the ledger; blocking work runs in worker threads, waits on the event loop.
+4. `wait` is clamped to 30 s; `limit` to 1..100; a number that is not one is 400.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from importlib import resources
+from typing import Any
+
+import anyio.to_thread
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from slopd import submit
+from slopd.core.receipts import Cursor, check_cursor, is_terminal
+from slopd.shell.lanes import Hub
+from slopd.shell.log import Logger
+from slopd.shell.receipts import Receipts
+from slopd.transport.problems import MEDIA_TYPE as PROBLEM
+from slopd.transport.problems import Problem
+from slopd.transport.ratelimit import Limiter
+from slopd.transport.server import views
+from slopd.transport.server.auth import Seats
+from slopd.transport.server.intake import Intake
+from slopd.transport.server.metrics import MEDIA_TYPE as METRICS
+from slopd.transport.server.metrics import Metrics
+from slopd.transport.server.waiting import Doorbell
+
+MAX_WAIT = 30.0
+Handler = Callable[[Request, str], Awaitable[Response]]
+
+
+@dataclass(eq=False)
+class Service:
+    hub: Hub
+    receipts: Receipts
+    intake: Intake
+    seats: Seats
+    limiter: Limiter
+    doorbell: Doorbell
+    metrics: Metrics
+    log: Logger
+    stopping: bool = False
+    in_flight: int = 0
+    openapi: bytes = field(
+        default_factory=lambda: resources.files(__package__).joinpath("openapi.json").read_bytes()
+    )
+
+
+def _json(body: object, status: int = 200, headers: dict[str, str] | None = None) -> Response:
+    data = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
+    return Response(data, status, headers, media_type="application/json")
+
+
+def _problem(problem: Problem, headers: dict[str, str]) -> Response:
+    data = json.dumps(problem.body(), ensure_ascii=False).encode()
+    return Response(data, problem.status, {**headers, **problem.headers}, media_type=PROBLEM)
+
+
+def _number(request: Request, name: str, default: float, low: float, high: float | None) -> float:
+    raw = request.query_params.get(name)
+    if raw is None:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        raise Problem("bad-request", f"`{name}` must be a number, not {raw!r}") from None
+    if math.isnan(value) or value < low:
+        raise Problem("bad-request", f"`{name}` must be at least {low:g}")
+    return value if high is None else min(value, high)
+
+
+class _Api:
+    """The handlers; `endpoint` wraps each in rules 1 and 2."""
+
+    def __init__(self, service: Service) -> None:
+        self.service = service
+
+    def endpoint(
+        self, route: str, handler: Handler, *, seated: bool = True
+    ) -> Callable[[Request], Awaitable[Response]]:
+        service = self.service
+
+        async def answer(request: Request) -> Response:
+            partition = f"ip:{request.client.host if request.client else '-'}"
+            headers: dict[str, str] = {}
+            service.in_flight += 1
+            try:
+                if service.stopping and route != "/v1/health":
+                    raise Problem(
+                        "stopping", "the daemon is stopping; retry shortly", (), {"Retry-After": "5"}
+                    )
+                seat = service.seats.seat(request.headers.get("authorization")) if seated else ""
+                partition = seat or partition
+                allowance = service.limiter.take(partition, time.monotonic())
+                headers = allowance.headers
+                if not allowance.allowed:
+                    raise Problem("rate-limited", f"over {service.limiter.quota} requests a minute")
+                response = await handler(request, seat)
+            except Problem as problem:
+                headers = headers or service.limiter.take(partition, time.monotonic()).headers
+                response = _problem(problem, headers)
+            except Exception as error:  # a handler's bug is a 500 naming it, never a crash
+                service.log.exception("http.failed", route=route, reason=str(error))
+                response = _problem(Problem("internal", "the server failed; see its log"), headers)
+            finally:
+                service.in_flight -= 1
+            response.headers.update(headers)
+            service.metrics.requests.labels(route, str(response.status_code)).inc()
+            return response
+
+        return answer
+
+    async def post_envelope(self, request: Request, seat: str) -> Response:
+        service = self.service
+        kind = request.headers.get("content-type", "")
+        media = kind.split(";")[0].strip().lower()
+        charset = kind.lower().partition("charset=")[2].strip(' "')
+        if media not in ("text/markdown", "application/json") or charset not in ("", "utf-8"):
+            raise Problem("unsupported-media-type", f"got {kind or 'no Content-Type'!r}")
+        data = await _body(request, service.intake.limit)
+        idempotency = request.headers.get("idempotency-key")
+        json_form = media == "application/json"
+        accepted = await anyio.to_thread.run_sync(
+            lambda: service.intake.accept(seat, data, json_form=json_form, idempotency_key=idempotency)
+        )
+        receipt = accepted.receipt
+        if not accepted.replayed:
+            service.metrics.received(receipt.key)
+            service.log.info(
+                "http.received", id=receipt.id, seat=seat, file=f"inbox/{receipt.file}", seq=receipt.seq
+            )
+        body = receipt.public(replayed=True) if accepted.replayed else receipt.public()
+        return _json(body, 200 if accepted.replayed else 202, {"Location": views.receipt_location(receipt)})
+
+    async def get_envelope(self, request: Request, seat: str) -> Response:
+        body, _type = views.envelope_state(self.service.receipts, seat, request.path_params["id"])
+        if request.method == "HEAD":
+            return Response(b"", 200, media_type="application/json")
+        return _json(body)
+
+    async def envelope_replies(self, request: Request, seat: str) -> Response:
+        service, id = self.service, request.path_params["id"]
+        wait = _number(request, "wait", 0.0, 0.0, MAX_WAIT)
+        type = views.envelope_state(service.receipts, seat, id)[1]
+        kinds = submit.terminal_kinds(type or "")
+        found = await service.doorbell.wait_for(
+            lambda: service.receipts.replies_to(id.lower(), seat),
+            lambda replies: is_terminal((reply.type for reply in replies), kinds),
+            wait,
+        )
+        terminal = is_terminal((reply.type for reply in found), kinds)
+        return _json({"replies": [views.reply(service.hub, reply) for reply in found], "terminal": terminal})
+
+    async def feed(self, request: Request, seat: str) -> Response:
+        service = self.service
+        after = int(_number(request, "after", 0, 0, None))
+        limit = int(_number(request, "limit", 50, 1, 100))
+        wait = _number(request, "wait", 0.0, 0.0, MAX_WAIT)
+        oldest, tail = service.receipts.bounds()
+        match check_cursor(after, oldest=oldest, tail=tail):
+            case Cursor.AHEAD:
+                raise Problem("cursor-ahead", f"after={after} is past the last reply's seq, {tail}")
+            case Cursor.EXPIRED:
+                raise Problem(
+                    "cursor-expired", f"after={after} is older than the oldest reply kept, {oldest}"
+                )
+        found = await service.doorbell.wait_for(
+            lambda: service.receipts.feed(seat, after, limit + 1), bool, wait
+        )
+        page = found[:limit]
+        return _json(
+            {
+                "replies": [views.reply(service.hub, reply) for reply in page],
+                "next_cursor": page[-1].seq if page else after,
+                "has_more": len(found) > limit,
+                "tail_cursor": max(tail, page[-1].seq if page else 0),
+                "pending": service.receipts.pending(seat),
+            }
+        )
+
+    async def ack(self, request: Request, seat: str) -> Response:
+        id = request.path_params["id"]
+        now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        if not await anyio.to_thread.run_sync(lambda: self.service.receipts.ack(seat, id, now)):
+            raise views.not_found(f"reply {id}")
+        return Response(b"", 204)
+
+    async def health(self, request: Request, seat: str) -> Response:
+        if self.service.stopping:
+            return _json({"status": "stopping"}, 503, {"Retry-After": "5"})
+        return _json({"status": "ok"})
+
+    async def metrics(self, request: Request, seat: str) -> Response:
+        return Response(await anyio.to_thread.run_sync(self.service.metrics.render), media_type=METRICS)
+
+    async def openapi(self, request: Request, seat: str) -> Response:
+        return Response(self.service.openapi, media_type="application/json")
+
+    async def unknown(self, request: Request, error: Exception) -> Response:
+        """404 and 405 of the router, as problems with the headers of rule 1."""
+        status = error.status_code if isinstance(error, HTTPException) else 404
+        kind = "method-not-allowed" if status == 405 else "not-found"
+        partition = f"ip:{request.client.host if request.client else '-'}"
+        headers = self.service.limiter.take(partition, time.monotonic()).headers
+        response = _problem(Problem(kind, f"{request.method} {request.url.path}"), headers)
+        self.service.metrics.requests.labels("unknown", str(response.status_code)).inc()
+        return response
+
+
+def build(service: Service) -> Starlette:
+    api = _Api(service)
+    table: list[tuple[str, Handler, list[str], bool]] = [
+        ("/v1/envelopes", api.post_envelope, ["POST"], True),
+        ("/v1/envelopes/{id}", api.get_envelope, ["GET", "HEAD"], True),
+        ("/v1/envelopes/{id}/replies", api.envelope_replies, ["GET"], True),
+        ("/v1/replies", api.feed, ["GET"], True),
+        ("/v1/replies/{id}/ack", api.ack, ["POST"], True),
+        ("/v1/health", api.health, ["GET"], False),
+        ("/metrics", api.metrics, ["GET"], False),
+        ("/openapi.json", api.openapi, ["GET"], False),
+    ]
+    routes = [
+        Route(path, api.endpoint(path, handler, seated=seated), methods=methods)
+        for path, handler, methods, seated in table
+    ]
+
+    @asynccontextmanager
+    async def lifespan(_app: Starlette) -> AsyncIterator[None]:
+        service.doorbell.open()
+        yield
+
+    handlers: dict[Any, Any] = {HTTPException: api.unknown}
+    return Starlette(routes=routes, exception_handlers=handlers, lifespan=lifespan)
+
+
+async def _body(request: Request, limit: int) -> bytes:
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        raise Problem("too-large", f"{declared} bytes is over the limit of {limit}")
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise Problem("too-large", f"the body is over the limit of {limit} bytes")
+        chunks.append(chunk)
+    return b"".join(chunks)
