@@ -1,13 +1,16 @@
-"""`slopd send`: what an agent runs once per message — drop it into a hub, maybe await its reply."""
+"""`slopd send`: what an agent runs once per message — drop it into a hub (or post it to the hub's
+HTTP server), maybe await its reply."""
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
 from slopd import submit
-from slopd.core.envelope import EnvelopeError
+from slopd.core.assets import Asset
+from slopd.core.envelope import Envelope, EnvelopeError, parse, render
 from slopd.core.errors import UsageError
 from slopd.shell.lanes import Hub, require_hub
 
@@ -23,15 +26,8 @@ def _body(source: str | None) -> str:
         raise UsageError(f"{source}: cannot read the body: {error}") from None
 
 
-def send(args: argparse.Namespace) -> int:
-    hub = Hub(require_hub(args.hub))
-    attached = []
-    for source in args.asset:
-        try:
-            attached.append(submit.attach(hub, Path(source)))
-        except (ValueError, FileExistsError) as error:
-            raise UsageError(str(error)) from None
-    envelope = submit.compose(
+def _compose(args: argparse.Namespace, assets: tuple[Asset, ...] = ()) -> Envelope:
+    return submit.compose(
         type=args.type,
         sender=args.sender,
         to=args.to,
@@ -39,19 +35,31 @@ def send(args: argparse.Namespace) -> int:
         in_reply_to=args.in_reply_to,
         mode=args.mode,
         slug=args.slug,
-        assets=tuple(attached),
+        assets=assets,
         project=args.project,
     )
+
+
+def send(args: argparse.Namespace) -> int:
+    if args.url is not None:
+        return _post(args)
+    if args.token_file is not None:
+        raise UsageError("--token-file goes with --url")
+    hub = Hub(require_hub(args.hub))
+    attached = []
+    for source in args.asset:
+        try:
+            attached.append(submit.attach(hub, Path(source)))
+        except (ValueError, FileExistsError) as error:
+            raise UsageError(str(error)) from None
+    envelope = _compose(args, tuple(attached))
     try:
         submit.submit(hub, envelope)
     except EnvelopeError as error:
         raise UsageError("the envelope would be invalid: " + "; ".join(error.reasons)) from None
     print(envelope.id, flush=True)
-    if args.wait is None:
-        return 0
-    kinds = submit.terminal_kinds(envelope.type)
+    kinds = _waiting(args, envelope)
     if not kinds:
-        print(f"slopd send: a {envelope.type} gets no reply; not waiting", file=sys.stderr)
         return 0
     reply = submit.await_reply(hub.root, envelope.id, kinds, args.wait)
     if reply is None:
@@ -59,3 +67,66 @@ def send(args: argparse.Namespace) -> int:
         return 1
     sys.stdout.write(reply.text)
     return 1 if reply.kind == "error" else 0
+
+
+def _waiting(args: argparse.Namespace, envelope: Envelope) -> tuple[str, ...]:
+    """The reply kinds to wait for: none without --wait, or for a type that gets no reply."""
+    if args.wait is None:
+        return ()
+    kinds = submit.terminal_kinds(envelope.type)
+    if not kinds:
+        print(f"slopd send: a {envelope.type} gets no reply; not waiting", file=sys.stderr)
+    return kinds
+
+
+def _token(args: argparse.Namespace) -> str:
+    if args.token_file is not None:
+        try:
+            return Path(args.token_file).read_text(encoding="utf-8").strip()
+        except (OSError, UnicodeDecodeError) as error:
+            raise UsageError(f"{args.token_file}: cannot read the token: {error}") from None
+    token = os.environ.get("SLOPD_TOKEN", "").strip()
+    if not token:
+        raise UsageError("--url needs a token: --token-file FILE or SLOPD_TOKEN")
+    return token
+
+
+def _post(args: argparse.Namespace) -> int:
+    """SPEC §12: the same envelope, posted; retried as SLOP §7 says (`transport.client`)."""
+    from slopd.transport import client  # noqa: PLC0415  # only a post needs http.client
+
+    if args.asset:
+        raise UsageError("--asset copies files into the hub's assets/; with --url, send them as files")
+    try:
+        server = client.Client(args.url, _token(args))
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+    envelope = _compose(args)
+    data = render(envelope)
+    try:
+        parse(data, name="envelope.md")
+    except EnvelopeError as error:
+        raise UsageError("the envelope would be invalid: " + "; ".join(error.reasons)) from None
+
+    def say(text: str) -> None:
+        print(f"slopd send: {text}", file=sys.stderr, flush=True)
+
+    try:
+        server.send(envelope.id, data, say)
+    except (client.Refused, client.Unreachable) as error:
+        print(f"slopd send: {args.url}: {error}", file=sys.stderr)
+        return 1
+    print(envelope.id, flush=True)
+    kinds = _waiting(args, envelope)
+    if not kinds:
+        return 0
+    try:
+        reply = server.await_reply(envelope.id, kinds, args.wait)
+    except client.Refused as error:
+        print(f"slopd send: {args.url}: {error}", file=sys.stderr)
+        return 1
+    if reply is None:
+        print(f"slopd send: no reply to {envelope.id} within {args.wait:g} s", file=sys.stderr)
+        return 1
+    sys.stdout.write(reply.get("text") or "")
+    return 1 if reply.get("type") == "error" else 0

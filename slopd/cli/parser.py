@@ -111,7 +111,11 @@ def _hub_commands(command: Command) -> None:
 
 def _envelope_commands(command: Command) -> None:
     sub = command("send", "slopd.cli.messages:send", "drop a valid envelope into the inbox; prints its id")
-    sub.add_argument("--hub", required=True)
+    where = sub.add_mutually_exclusive_group(required=True)
+    where.add_argument("--hub", help="the hub folder to drop it into")
+    where.add_argument("--url", help="post it to a hub's HTTP server instead (http[s]://HOST:PORT)")
+    text = "with --url: a file holding the seat's token (default: $SLOPD_TOKEN)"
+    sub.add_argument("--token-file", metavar="FILE", help=text)
     sub.add_argument("--type", required=True, choices=TYPES)
     sub.add_argument("--from", dest="sender", required=True)
     sub.add_argument("--to", required=True)

@@ -7,16 +7,23 @@
   socket), the `Service` behind it and the open `App`.
 - `served(hub)` is a real `slopd run --http 127.0.0.1:0` subprocess; it yields the daemon and
   the URL it logged (`http.listening`).
+- `until(condition)` polls (sync or async) until it is truthy; `problem(response, status, kind)`
+  checks an RFC 9457 answer; `files(hub, lane)` and `ledger(hub, sql)` read what was written.
 """
 
 from __future__ import annotations
 
 import contextlib
+import inspect
+import json
+import sqlite3
 import threading
-from collections.abc import AsyncIterator, Iterator
+import time
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+import anyio
 import httpx2
 
 from slopd import app
@@ -48,6 +55,23 @@ def markdown(id: str, sender: str = "alice", **fields: Any) -> bytes:
     fields.setdefault("type", "query")
     fields.setdefault("to", "watcher")
     return envelope_text(id=id, from_=sender, **fields).encode()
+
+
+def json_form(id: str, sender: str = "alice", body: str = "Body text.\n", **fields: Any) -> bytes:
+    """The §3 JSON form of a valid envelope (a `query` to `watcher` unless told otherwise)."""
+    document: dict[str, Any] = {
+        "protocol": "slop.v1",
+        "id": id,
+        "type": "query",
+        "from": sender,
+        "to": "watcher",
+        "in_reply_to": None,
+        "created_at": "2026-07-04T07:15:53Z",
+        "auth": "none",
+        **fields,
+        "body": body,
+    }
+    return json.dumps(document).encode()
 
 
 @dataclass
@@ -90,7 +114,47 @@ async def in_process(hub: HubDir, *, daemon: bool = True) -> AsyncIterator[Live]
 @contextlib.contextmanager
 def served(hub: HubDir, *extra: str) -> Iterator[tuple[RunningDaemon, str]]:
     """A real `slopd run --http 127.0.0.1:0`; stopped (SIGTERM) after the block."""
+    before = len(hub.events("http.listening"))
     with hub.running("--http", "127.0.0.1:0", *extra) as daemon:
-        before = len(hub.events("http.listening"))
         found = daemon.until(lambda: hub.events("http.listening")[before:])
         yield daemon, found[-1]["url"]
+
+
+async def until(condition: Callable[[], Any], timeout: float = 20.0, interval: float = 0.02) -> Any:
+    """Poll `condition` (a function, or a coroutine function) until it returns something truthy."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = condition()
+        if inspect.isawaitable(value):
+            value = await value
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"condition not met within {timeout} s")
+        await anyio.sleep(interval)
+
+
+def problem(response: httpx2.Response, status: int, kind: str) -> dict[str, Any]:
+    """Assert `response` is the RFC 9457 problem `kind` with `status`; its body."""
+    assert response.status_code == status, (response.status_code, response.text)
+    assert response.headers["content-type"].startswith("application/problem+json"), response.headers
+    body: dict[str, Any] = response.json()
+    assert body["type"] == f"https://slopd.dev/problems/{kind}", body
+    assert body["status"] == status, body
+    assert isinstance(body["title"], str) and body["title"], body
+    assert isinstance(body["detail"], str), body
+    return body
+
+
+def files(hub: HubDir, lane: str) -> dict[str, bytes]:
+    """Every file under `hub.root/lane` (recursively, dot files too) by relative path, with its bytes."""
+    root = hub.root / lane
+    return {
+        path.relative_to(root).as_posix(): path.read_bytes() for path in root.rglob("*") if path.is_file()
+    }
+
+
+def ledger(hub: HubDir, sql: str, *parameters: Any) -> list[tuple[Any, ...]]:
+    """The rows of `sql` on the hub's ledger, read on a connection of the test's own."""
+    with contextlib.closing(sqlite3.connect(hub.state / "ledger.sqlite3", timeout=30)) as db:
+        return [tuple(row) for row in db.execute(sql, parameters)]
