@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -105,3 +106,35 @@ def test_the_mep_block_runs_and_registers_the_merge_driver(tmp_path: Path) -> No
     assert linted.returncode == 0, linted.stdout + linted.stderr
     assert re.search(hook["files"], "machines/handoff.md")
     assert not re.search(hook["files"], "handoff.md.bak")
+
+
+def test_the_agents_over_http_block_runs_posts_reads_and_sends(tmp_path: Path) -> None:
+    """A token, the daemon with --http, a curl POST (202), the reply read back, `slopd send --url`
+    with --wait; the port is swapped for a free one so parallel runs cannot collide."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    block = shell_block("Agents over HTTP").replace("8787", str(port))
+    env = dict(os.environ, HOME=str(tmp_path), TMPDIR=str(tmp_path), XDG_STATE_HOME=str(tmp_path / "state"))
+    env["PATH"] = f"{Path(sys.executable).parent}:{env['PATH']}"
+    env.pop("SLOPD_TOKEN", None)
+    result = subprocess.run(
+        ["bash", "-c", "set -euo pipefail\n" + block + "\npwd\n"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    receipt = re.search(
+        r'\{"id":"20261201t090000z-hello","seat":"claude-code".*?"status":"accepted"\}', result.stdout
+    )
+    assert receipt is not None, result.stdout
+    assert '"terminal":true' in result.stdout
+    assert "type: ack" in result.stdout  # slopd send --wait printed the note's ack
+    workdir = Path(result.stdout.strip().splitlines()[-1])
+    assert "slopd_" not in (workdir / "tokens").read_text()
+    archived = sorted(path.name for path in (workdir / "hub" / "archive").glob("*/*.md"))
+    assert "20261201t090000z-hello.md" in archived
+    assert len(archived) == 2
