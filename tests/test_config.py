@@ -90,6 +90,7 @@ def test_every_key_of_the_spec_is_accepted(tmp_path: Path, hub: HubDir) -> None:
         pytest.param('[executor]\ncommand = ["/bin/cat"]\nbogus = 1\n', "executor.bogus", id="executor"),
         pytest.param('[actions.x]\ncommand = ["/bin/true"]\nbogus = 1\n', "actions.x.bogus", id="action"),
         pytest.param('[auth]\nnamespace = "slop"\nbogus = 1\n', "auth.bogus", id="auth"),
+        pytest.param("[http]\nport = 8787\n", "http.port", id="http"),
     ],
 )
 def test_unknown_key_is_refused_by_name(hub: HubDir, toml: str, key: str) -> None:
@@ -109,6 +110,9 @@ def test_unknown_key_is_refused_by_name(hub: HubDir, toml: str, key: str) -> Non
         ),
         pytest.param('names = "watcher"\n', "names", id="names"),
         pytest.param("max_envelope_bytes = 1.5\n", "max_envelope_bytes", id="max_envelope_bytes"),
+        pytest.param("[http]\nrate_limit = 0\n", "http.rate_limit", id="rate_limit"),
+        pytest.param("[http]\nallow_plaintext = 1\n", "http.allow_plaintext", id="allow_plaintext"),
+        pytest.param('[http]\ntls_cert = "c.pem"\n', "http.tls_key", id="tls_cert-alone"),
     ],
 )
 def test_wrong_type_is_refused_by_name(hub: HubDir, toml: str, key: str) -> None:
@@ -277,3 +281,22 @@ def test_relative_paths_in_the_config_are_relative_to_the_config_file(tmp_path: 
     assert config.auth.allowed_signers == folder / "keys" / "allowed"
     assert config.actions["deploy"].cwd == str(folder / "work")
     assert config.actions["here"].cwd == "/srv/app"
+
+
+def test_the_http_table_resolves_its_paths_beside_the_config_and_keeps_tokens_out_of_the_hub(
+    tmp_path: Path, hub: HubDir
+) -> None:
+    """[http] paths are relative to the config file; a tokens file inside the hub stops slopd at start."""
+    config = tmp_path / "etc" / "slopd.toml"
+    config.parent.mkdir()
+    config.write_text(
+        '[http]\nlisten = "127.0.0.1:8787"\ntokens = "tokens"\ntls_cert = "c.pem"\ntls_key = "k.pem"\n'
+    )
+    http = load(config).http
+    assert http.listen == "127.0.0.1:8787"
+    assert http.tokens == config.parent / "tokens"
+    assert (http.tls_cert, http.tls_key) == (config.parent / "c.pem", config.parent / "k.pem")
+    assert (http.rate_limit, http.max_body, http.allow_plaintext) == (120, None, False)
+    hub.drop("waiting.md", envelope_text(id="waiting-http"))
+    inside = hub.write_config(f'[http]\ntokens = "{hub.root / "tokens"}"\n')
+    _refused(hub, _run_with(hub, inside), "the tokens file")

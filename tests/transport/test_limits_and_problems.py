@@ -1,0 +1,47 @@
+"""The pure pieces of the HTTP transport: rate-limit windows and headers, problem details."""
+
+from __future__ import annotations
+
+import json
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from slopd.transport.problems import BASE, TITLES, Problem
+from slopd.transport.ratelimit import Limiter
+
+
+def test_a_window_allows_its_quota_then_refuses_with_retry_after_then_resets() -> None:
+    limiter = Limiter(quota=3, window=60)
+    answers = [limiter.take("alice", 100.0 + step) for step in range(4)]
+    assert [answer.allowed for answer in answers] == [True, True, True, False]
+    assert answers[0].headers["RateLimit-Policy"] == '"default";q=3;w=60'
+    assert [answer.headers["RateLimit"] for answer in answers] == [
+        '"default";r=2;t=60',
+        '"default";r=1;t=59',
+        '"default";r=0;t=58',
+        '"default";r=0;t=57',
+    ]
+    assert answers[3].headers["Retry-After"] == "57"
+    assert "Retry-After" not in answers[2].headers
+    assert limiter.take("bob", 103.0).allowed  # partitions are separate
+    assert limiter.take("alice", 160.0).allowed  # a new window
+    assert limiter.take("alice", 160.0).headers["RateLimit"] == '"default";r=1;t=60'
+
+
+@given(st.lists(st.floats(0, 1000, allow_nan=False), min_size=1, max_size=200), st.integers(1, 10))
+def test_never_more_than_the_quota_in_one_window(offsets: list[float], quota: int) -> None:
+    limiter = Limiter(quota=quota, window=60)
+    allowed = [now for now in sorted(offsets) if limiter.take("s", now).allowed]
+    for start in allowed:
+        assert sum(1 for now in allowed if start <= now < start + 60) <= quota
+
+
+def test_every_problem_kind_renders_with_its_type_and_status() -> None:
+    for kind, (status, title) in TITLES.items():
+        body = Problem(kind, "why").body()
+        assert body == {"type": BASE + kind, "title": title, "status": status, "detail": "why"}
+        assert Problem(kind, "why").status == status
+    invalid = Problem("invalid-envelope", "two faults", ("a", "b")).body()
+    assert invalid["errors"] == [{"reason": "a"}, {"reason": "b"}]
+    json.dumps(invalid)
