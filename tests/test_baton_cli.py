@@ -106,3 +106,27 @@ def test_lease_of_an_unknown_vessel_or_a_bad_ttl_is_a_usage_error(hub: HubDir) -
     )
     assert zero.returncode == 2
     assert "a lease lasts" in zero.stderr
+
+
+def test_the_registry_lists_each_vessel_with_its_lease_and_last_boot(hub: HubDir, tmp_path: Path) -> None:
+    """`slopd baton registry`: every vessel, its GENERATION, a live lease's holder, the last boot
+    (recorded by `slopd baton boot`, the seed's BATON_RECEIVED)."""
+    where = ("--hub", str(hub.root), "--state", str(hub.state))
+    for name in ("oracle", "scribe"):
+        made = hub.slopd("baton", "init", "--hub", str(hub.root), "--identity", str(identity(tmp_path)), name)
+        assert made.returncode == 0, made.stderr
+    assert hub.slopd("baton", "lease", *where, "oracle", "--holder", "gen1").returncode == 0
+    assert hub.slopd("baton", "boot", *where, "scribe").returncode == 0
+    listed = hub.slopd("baton", "registry", *where, "--json")
+    assert listed.returncode == 0, listed.stderr
+    vessels = {found["vessel"]: found for found in json.loads(listed.stdout)["vessels"]}
+    assert sorted(vessels) == ["oracle", "scribe"]
+    assert vessels["oracle"]["lease"]["holder"] == "gen1"
+    assert vessels["oracle"]["last_boot"] is None
+    assert vessels["scribe"]["lease"] is None
+    assert vessels["scribe"]["last_boot"]["generation"] == 0
+    assert vessels["scribe"]["last_boot"]["bootable"] is True
+    assert {found["generation"] for found in vessels.values()} == {0}
+    text = hub.slopd("baton", "registry", *where)
+    assert "oracle: generation 0; leased to gen1 until" in text.stdout
+    assert "scribe: generation 0; no live lease; last booted" in text.stdout

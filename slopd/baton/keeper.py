@@ -57,6 +57,7 @@ class Request:
     intentions: object | None = None
     context: object | None = None
     accept_low_quality: bool = False
+    generation: int | None = None  # the generation the committer expects to write (the HTTP API's)
 
 
 def pack(
@@ -73,7 +74,7 @@ def pack(
     if low and not request.accept_low_quality:
         return Gated(score)
     lease = store.get(tree.vessel)
-    generation = lease.generation if lease is not None else tree.generation() + 1
+    generation = request.generation or (lease.generation if lease is not None else tree.generation() + 1)
 
     def write() -> Packed:
         state = generations.state_record(

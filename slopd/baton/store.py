@@ -8,6 +8,8 @@ Rules:
    generation inside that same transaction, then releases the lease: a lease cannot expire
    or be taken over while its commit is being written, and a refused commit writes nothing.
 3. The vessel's GENERATION is read inside the transaction too (the caller passes a reader).
+4. The registry of boots (the seed's BATON_RECEIVED): each `slopd baton boot` records which
+   generation was booted and when; `boots` gives each vessel's last one.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import sqlite3
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
@@ -33,7 +36,11 @@ CREATE TABLE IF NOT EXISTS leases (
     expires REAL NOT NULL,
     generation INTEGER NOT NULL,
     released INTEGER NOT NULL DEFAULT 0
-)
+);
+CREATE TABLE IF NOT EXISTS boots (
+    vessel TEXT NOT NULL, generation INTEGER NOT NULL, booted_at REAL NOT NULL, bootable INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS boots_by_vessel ON boots (vessel, booted_at);
 """
 _UPSERT = """
 INSERT INTO leases (vessel, lease_id, holder, expires, generation, released) VALUES (?, ?, ?, ?, ?, 0)
@@ -54,7 +61,7 @@ class Store:
         try:
             connection.execute("PRAGMA journal_mode=WAL")
             connection.execute("PRAGMA synchronous=FULL")
-            connection.execute(DDL)
+            connection.executescript(DDL)
             connection.execute("BEGIN IMMEDIATE")
             try:
                 yield connection
@@ -123,3 +130,32 @@ class Store:
                 (vessel, lease_id),
             )
             return done.rowcount == 1
+
+    def record_boot(self, vessel: str, generation: int, *, bootable: bool) -> None:
+        """Rule 4."""
+        with self._transaction() as connection:
+            connection.execute(
+                "INSERT INTO boots (vessel, generation, booted_at, bootable) VALUES (?, ?, ?, ?)",
+                (vessel, generation, self.clock(), int(bootable)),
+            )
+
+    def boots(self) -> dict[str, Boot]:
+        """Each vessel's last boot."""
+        with self._transaction() as connection:
+            rows = connection.execute(
+                "SELECT vessel, generation, max(booted_at), bootable FROM boots GROUP BY vessel"
+            ).fetchall()
+        return {row[0]: Boot(row[1], row[2], bool(row[3])) for row in rows}
+
+    def leases(self) -> dict[str, Lease]:
+        with self._transaction() as connection:
+            names = [row[0] for row in connection.execute("SELECT vessel FROM leases")]
+            found = {name: self._lease(connection, name) for name in names}
+        return {name: lease for name, lease in found.items() if lease is not None}
+
+
+@dataclass(frozen=True, slots=True)
+class Boot:
+    generation: int
+    at: float
+    bootable: bool

@@ -14,6 +14,7 @@ import json
 import os
 import signal
 import sys
+import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -21,6 +22,7 @@ from pathlib import Path
 from slopd.baton import keeper, leases
 from slopd.baton.metrics import render as render_metrics
 from slopd.baton.metrics import rows as metric_rows
+from slopd.baton.registry import registry as registry_of
 from slopd.baton.score import report
 from slopd.baton.store import Store
 from slopd.baton.tree import BatonError, Tree
@@ -157,10 +159,14 @@ def pack(args: argparse.Namespace) -> int:
 
 
 def boot(args: argparse.Namespace) -> int:
-    hub = Hub(require_hub(args.hub))
+    root = require_hub(args.hub).absolute()
+    hub = Hub(root)
     try:
         tree = _tree(hub, args.vessel)
         booted = keeper.boot(tree, args.budget)
+        Store(defaults.state_dir(root, args.state)).record_boot(
+            args.vessel, booted.generation, bootable=booted.bootable
+        )
     except BatonError as error:
         raise UsageError(f"{error.filename}: {error.strerror}") from None
     finally:
@@ -176,6 +182,28 @@ def boot(args: argparse.Namespace) -> int:
         if booted.skipped:
             print(f"\n(over the budget, not loaded: {', '.join(booted.skipped)})")
     return 0 if booted.bootable else 1
+
+
+def registry(args: argparse.Namespace) -> int:
+    root = require_hub(args.hub).absolute()
+    hub = Hub(root)
+    try:
+        entries = registry_of(hub, Store(defaults.state_dir(root, args.state)), now=time.time())
+    finally:
+        hub.close()
+    if args.json:
+        print(json.dumps({"vessels": entries}, indent=2))
+        return 0
+    for found in entries:
+        lease = found["lease"]
+        leased = f"leased to {lease['holder']} until {lease['expires']}" if lease else "no live lease"
+        booted = found["last_boot"]
+        last = f"last booted {booted['at']} (v{booted['generation']})" if booted else "never booted"
+        score = found["last_score"]
+        scored = f"score {score['average']}" if score else "no score"
+        generation = found["generation"] if found["generation"] is not None else found.get("error")
+        print(f"{found['vessel']}: generation {generation}; {leased}; {last}; {scored}")
+    return 0
 
 
 CRASH_AFTER = "SLOPD_TEST_KILL_AFTER_WRITES"

@@ -268,7 +268,10 @@ def _baton_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser
     text = "commit a letter that fails the gate, marked LOW_QUALITY"
     sub.add_argument("--accept-low-quality", action="store_true", help=text)
     sub.add_argument("vessel", metavar="VESSEL")
+    _baton_reading_commands(verbs)
 
+
+def _baton_reading_commands(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     text = "the seed's metrics table, one row per generation, from evolution/fitness_history.json"
     sub = verbs.add_parser("metrics", help=text, description=text)
     sub.set_defaults(handler="slopd.cli.baton:metrics")
@@ -280,12 +283,18 @@ def _baton_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser
     text = "what the next generation reads: GENERATION's state and letter, then what the budget allows"
     sub = verbs.add_parser("boot", help=text, description=text)
     sub.set_defaults(handler="slopd.cli.baton:boot")
-    sub.add_argument("--hub", required=True, help="the hub folder")
+    _hub_and_state(sub)
     sub.add_argument(
         "--budget", type=int, metavar="TOKENS", help="tokens (characters / 4) for IDENTITY and L1"
     )
     sub.add_argument("--json", action="store_true")
     sub.add_argument("vessel", metavar="VESSEL")
+
+    text = "every vessel of the hub: GENERATION, live lease, last boot, last score"
+    sub = verbs.add_parser("registry", help=text, description=text)
+    sub.set_defaults(handler="slopd.cli.baton:registry")
+    _hub_and_state(sub)
+    sub.add_argument("--json", action="store_true")
 
 
 def _operating_commands(

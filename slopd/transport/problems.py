@@ -23,11 +23,14 @@ TITLES = {
     "not-found": (404, "No such envelope or reply for this seat"),
     "method-not-allowed": (405, "Method not allowed"),
     "in-flight": (409, "This id is still being written; ask again"),
+    "leased": (409, "Another lease on this vessel is live"),
+    "stale-lease": (409, "The lease or the generation is not the live one; nothing was written"),
     "cursor-expired": (410, "The cursor is older than the replies kept"),
     "too-large": (413, "The envelope is over the size limit"),
     "unsupported-media-type": (415, "Send text/markdown or application/json"),
     "invalid-envelope": (422, "The envelope is invalid"),
     "id-conflict": (422, "This id is already taken by other bytes"),
+    "fails-gate": (422, "The letter fails the quality gate; nothing was written"),
     "rate-limited": (429, "Too many requests"),
     "internal": (500, "The server failed"),
     "stopping": (503, "The server is stopping"),
@@ -40,6 +43,7 @@ class Problem(Exception):  # noqa: N818  # raised by handlers, answered by the a
     detail: str
     errors: tuple[str, ...] = ()
     headers: dict[str, str] = field(default_factory=dict)
+    extra: dict[str, object] = field(default_factory=dict)  # extension members (RFC 9457 §3.2)
 
     @property
     def status(self) -> int:
@@ -55,4 +59,4 @@ class Problem(Exception):  # noqa: N818  # raised by handlers, answered by the a
         }
         if self.errors:
             body["errors"] = [{"reason": reason} for reason in self.errors]
-        return body
+        return {**self.extra, **body}

@@ -30,6 +30,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from slopd import submit
+from slopd.baton.store import Store
 from slopd.core.receipts import Cursor, check_cursor, is_terminal
 from slopd.shell.lanes import Hub
 from slopd.shell.log import Logger
@@ -40,6 +41,7 @@ from slopd.transport.ratelimit import Limiter
 from slopd.transport.server import views
 from slopd.transport.server.auth import Seats
 from slopd.transport.server.intake import Intake
+from slopd.transport.server.keeper import Keeper
 from slopd.transport.server.metrics import MEDIA_TYPE as METRICS
 from slopd.transport.server.metrics import Metrics
 from slopd.transport.server.waiting import Doorbell
@@ -58,6 +60,7 @@ class Service:
     doorbell: Doorbell
     metrics: Metrics
     log: Logger
+    batons: Store
     stopping: bool = False
     in_flight: int = 0
     openapi: bytes = field(
@@ -237,6 +240,15 @@ def build(service: Service) -> Starlette:
         ("/v1/health", api.health, ["GET"], False),
         ("/metrics", api.metrics, ["GET"], False),
         ("/openapi.json", api.openapi, ["GET"], False),
+    ]
+    batons = Keeper(service.hub, service.batons, _json, _body)
+    table += [
+        ("/baton/registry", batons.registry, ["GET"], True),
+        ("/baton/{vessel}", batons.vessel, ["GET"], True),
+        ("/baton/{vessel}/lease", batons.lease, ["POST"], True),
+        ("/baton/{vessel}/commit", batons.commit, ["POST"], True),
+        ("/baton/{vessel}/autobiography", batons.autobiography, ["GET"], True),
+        ("/baton/{vessel}/score", batons.score, ["POST"], True),
     ]
     routes = [
         Route(path, api.endpoint(path, handler, seated=seated), methods=methods)

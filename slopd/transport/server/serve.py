@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import uvicorn
 
 from slopd.app import App
+from slopd.baton.store import Store
 from slopd.core.errors import UsageError
 from slopd.core.layout import LEDGER_FILE
 from slopd.shell.config import Http
@@ -93,6 +94,7 @@ def make_service(app: App) -> Service:
         doorbell=Doorbell(app.bell),
         metrics=Metrics(receipts, app.hub),
         log=log,
+        batons=Store(app.state),
     )
     app.bell.listen(lambda: service.metrics.replies_committed(receipts))
     return service
