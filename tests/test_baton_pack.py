@@ -290,3 +290,30 @@ def test_metrics_plot_without_matplotlib_says_how_to_install_it(vessel: Vessel, 
     assert ran.returncode == 2
     assert "pip install 'slopd[plot]'" in ran.stderr
     assert not picture.exists()
+
+
+def test_a_configured_summarizer_writes_the_autobiography_and_a_failing_one_does_not(
+    vessel: Vessel, tmp_path: Path
+) -> None:
+    """[baton.summarizer]: its stdout (given every generation as JSON) is AUTOBIOGRAPHY.md,
+    bounded; one that exits non-zero leaves the deterministic autobiography."""
+    script = tmp_path / "summarize.py"
+    script.write_text(
+        "import json, sys\n"
+        "sent = json.load(sys.stdin)\n"
+        "print('\\n\\n'.join(f\"{sent['vessel']} gen {g['generation']} said {len(g['letter'])} chars\""
+        " for g in sent['generations']))\n"
+    )
+    config = tmp_path / "etc" / "slopd.toml"
+    config.parent.mkdir()
+    config.write_text(f'[baton.summarizer]\ncommand = ["{sys.executable}", "{script}"]\n')
+    packed = vessel.pack(vessel.lease(), letter(1), state(), "--config", str(config))
+    assert packed.returncode == 0, packed.stderr
+    told = (vessel.tree / "AUTOBIOGRAPHY.md").read_text()
+    assert told == f"# Autobiography — oracle\n\noracle gen 1 said {len(letter(1))} chars\n"
+    config.write_text('[baton.summarizer]\ncommand = ["/bin/false"]\n')
+    packed = vessel.pack(vessel.lease(), letter(2), state(), "--config", str(config))
+    assert packed.returncode == 0, packed.stderr
+    fallback = (vessel.tree / "AUTOBIOGRAPHY.md").read_text()
+    assert "**Gen-2 " in fallback
+    assert "**Gen-1 " in fallback

@@ -14,6 +14,8 @@ Rules (SPEC §11):
    number, date, score, LOW_QUALITY and the first sentence of Who I Was and Where Things Stand;
    past `limit` characters the oldest generations are folded into one line each, and past that
    the newest paragraph is kept and the oldest lines are dropped, with a count.
+5. A configured summarizer's paragraphs (`summarized`) are bounded the same way: whole
+   paragraphs, newest first as it wrote them, until `limit`; what does not fit is counted.
 """
 
 from __future__ import annotations
@@ -178,6 +180,37 @@ def paragraph(past: Past) -> str:
 
 def _label(past: Past) -> str:
     return f"Gen-{past.generation} ({past.committed_at[:10]}, score {past.average:.1f})"
+
+
+def summary_input(vessel: str, pasts: list[Past]) -> bytes:
+    """What a summarizer reads on stdin: the vessel and every generation, newest first."""
+    newest = sorted(pasts, key=lambda past: past.generation, reverse=True)
+    generations = [
+        {
+            "generation": past.generation,
+            "committed_at": past.committed_at,
+            "score": past.average,
+            "LOW_QUALITY": past.low_quality,
+            "letter": past.letter,
+        }
+        for past in newest
+    ]
+    return json.dumps({"vessel": vessel, "generations": generations}, ensure_ascii=False).encode()
+
+
+def summarized(vessel: str, text: str, limit: int = AUTOBIOGRAPHY_LIMIT) -> str:
+    """Rule 5."""
+    head = f"# Autobiography — {vessel}\n\n"
+    paragraphs = [part.strip() for part in re.split(r"\n\s*\n", text.strip()) if part.strip()]
+    body = head
+    for shown, part in enumerate(paragraphs):
+        rest = len(paragraphs) - shown - 1
+        note = f"\n\n(… {rest} more paragraphs not shown)\n" if rest else "\n"
+        if len(body) + len(part) + len(note) + 2 > limit:
+            missing = len(paragraphs) - shown
+            return (body + f"(… {missing} more paragraphs not shown)\n")[:limit]
+        body += part + "\n\n"
+    return body.rstrip("\n") + "\n"
 
 
 def autobiography(vessel: str, pasts: list[Past], limit: int = AUTOBIOGRAPHY_LIMIT) -> str:

@@ -15,6 +15,9 @@ Rules (SPEC §11):
    send`), with `project:` when IDENTITY.json names one, so the ordinary pipeline answers it
    and files it in that project's standup. A pack killed between its commit and this drop
    leaves the generation committed without its echo (nothing is redone for it).
+4. With a `[baton.summarizer]` configured, its paragraphs are AUTOBIOGRAPHY.md (bounded like
+   the deterministic one); a summarizer that fails, times out or writes nothing leaves the
+   deterministic autobiography, never a missing or partial one.
 """
 
 from __future__ import annotations
@@ -32,6 +35,8 @@ from slopd.baton.score import report
 from slopd.baton.store import Store
 from slopd.baton.tree import Tree
 from slopd.core.envelope import EnvelopeError
+
+Summarizer = Callable[[str, list[Past]], str | None]  # (vessel, generations) → paragraphs
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,14 +72,23 @@ def pack(
     *,
     now: str,
     after_write: Callable[[str], None] = lambda _: None,
+    summarize: Summarizer | None = None,
 ) -> Packed | Gated | Refused:
-    """Rule 1 (`now`: the commit's ISO 8601 time; `after_write`: called with each path written)."""
+    """Rule 1 (`now`: the commit's ISO 8601 time; `after_write`: called with each path written;
+    `summarize`: the configured summarizer, rule 4)."""
     score = report(request.letter)
     low = not score["passes"]
     if low and not request.accept_low_quality:
         return Gated(score)
     lease = store.get(tree.vessel)
     generation = request.generation or (lease.generation if lease is not None else tree.generation() + 1)
+
+    pasts = [*_pasts(tree, generation), Past(generation, now, score["average"], low, request.letter)]
+    # Before the store's transaction, so a slow summarizer never holds the lease table's lock;
+    # and only for the lease on record, so a commit bound to be refused runs nothing.
+    ours = lease is not None and lease.lease_id == request.lease_id and not lease.released
+    written = summarize(tree.vessel, pasts) if summarize is not None and ours else None
+    told = generations.summarized(tree.vessel, written) if written else None
 
     def write() -> Packed:
         state = generations.state_record(
@@ -83,7 +97,6 @@ def pack(
         previous = tree.read_json(f"generations/v{generation - 1}/STATE.json") if generation > 1 else None
         history = _before(tree.read_json("evolution/fitness_history.json"), generation)
         mutations = _before(tree.read_json("evolution/mutations.json"), generation)
-        pasts = [*_pasts(tree, generation), Past(generation, now, score["average"], low, request.letter)]
         files = generations.commit_files(
             generation,
             state=state,
@@ -91,7 +104,7 @@ def pack(
             score=score,
             intentions=request.intentions,
             context=request.context,
-            autobiography=generations.autobiography(tree.vessel, pasts),
+            autobiography=told or generations.autobiography(tree.vessel, pasts),
             fitness_history=[*history, generations.fitness(state, score, generation)],
             mutations=[
                 *mutations,

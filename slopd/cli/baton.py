@@ -19,7 +19,8 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
-from slopd.baton import keeper, leases
+from slopd.app import load_config
+from slopd.baton import keeper, leases, summarizer
 from slopd.baton.metrics import render as render_metrics
 from slopd.baton.metrics import rows as metric_rows
 from slopd.baton.registry import registry as registry_of
@@ -135,12 +136,14 @@ def pack(args: argparse.Namespace) -> int:
         context=_json_file(args.context, "context"),
         accept_low_quality=args.accept_low_quality,
     )
+    configured = load_config(root, Path(args.config) if args.config else None).baton_summarizer
+    summarize = summarizer.command(configured) if configured else None
     hub = Hub(root)
     try:
         tree = _tree(hub, args.vessel)
         now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         store = Store(defaults.state_dir(root, args.state))
-        done = keeper.pack(tree, store, request, now=now, after_write=_crash_point())
+        done = keeper.pack(tree, store, request, now=now, after_write=_crash_point(), summarize=summarize)
     except BatonError as error:
         raise UsageError(f"{error.filename}: {error.strerror}") from None
     finally:

@@ -267,6 +267,7 @@ def _baton_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser
     sub.add_argument("--context", metavar="F", help="CONTEXT.json")
     text = "commit a letter that fails the gate, marked LOW_QUALITY"
     sub.add_argument("--accept-low-quality", action="store_true", help=text)
+    sub.add_argument("--config", help=_DEFAULT_CONFIG + "; its [baton.summarizer] writes AUTOBIOGRAPHY.md")
     sub.add_argument("vessel", metavar="VESSEL")
     _baton_reading_commands(verbs)
 

@@ -84,6 +84,7 @@ class Config:
     summarizer: tuple[str, ...] | None = None
     home: bool | None = None  # overrides the hub file's home watcher (SPEC §7)
     http: Http = field(default_factory=Http)
+    baton_summarizer: tuple[str, ...] | None = None  # [baton.summarizer]: writes AUTOBIOGRAPHY.md
 
     @property
     def watcher(self) -> str:
@@ -153,6 +154,7 @@ def parse(text: str) -> Config:
         summarizer=table.take("summarizer", _command_only, None),
         home=table.take("home", _bool, None),
         http=table.take("http", _http, Http()),
+        baton_summarizer=table.take("baton", _baton, None),
     )
     table.finish()
     return config
@@ -322,6 +324,13 @@ def _auth(value: object, key: str) -> Auth:
 
 def _path(value: object, key: str) -> Path:
     return Path(_string(value, key))
+
+
+def _baton(value: object, key: str) -> tuple[str, ...] | None:
+    table = _Table(value, key)
+    summarizer = table.take("summarizer", _command_only, None)
+    table.finish()
+    return summarizer
 
 
 def _http(value: object, key: str) -> Http:

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import json
+
+from hypothesis import given
+from hypothesis import strategies as st
+
 from slopd.baton import boot, generations
 from slopd.baton.generations import Past
 
@@ -82,3 +87,28 @@ def test_boot_plan_keeps_to_the_budget_but_always_loads_l0() -> None:
     assert planned.tokens == 100 + 2 + 2 + 1
     assert planned.warnings == ()
     assert planned.bootable
+
+
+def test_a_summarizers_paragraphs_are_kept_whole_and_bounded_with_a_count() -> None:
+    """Rule 5: whole paragraphs until the limit, then how many were left out."""
+    text = "\n\n".join(f"Paragraph {number}: " + "word " * 30 for number in range(40))
+    told = generations.summarized("oracle", text, limit=1000)
+    assert told.startswith("# Autobiography — oracle\n\n")
+    assert len(told) <= 1000
+    kept = [line for line in told.split("\n\n")[1:] if line.startswith("Paragraph")]
+    assert kept == [f"Paragraph {number}: " + ("word " * 30).strip() for number in range(len(kept))]
+    assert f"(… {40 - len(kept)} more paragraphs not shown)" in told
+    short = generations.summarized("oracle", "One.\n\n\n\nTwo.\n")
+    assert short == "# Autobiography — oracle\n\nOne.\n\nTwo.\n"
+
+
+@given(st.text(), st.integers(60, 5000))
+def test_a_summary_never_exceeds_its_bound(text: str, limit: int) -> None:
+    assert len(generations.summarized("v", text, limit=limit)) <= limit
+
+
+def test_the_summarizer_reads_every_generation_newest_first_as_json() -> None:
+    sent = json.loads(generations.summary_input("oracle", [past(1), past(3), past(2)]))
+    assert sent["vessel"] == "oracle"
+    assert [item["generation"] for item in sent["generations"]] == [3, 2, 1]
+    assert sent["generations"][0]["letter"] == past(3).letter

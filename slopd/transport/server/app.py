@@ -30,6 +30,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from slopd import submit
+from slopd.baton.keeper import Summarizer
 from slopd.baton.store import Store
 from slopd.core.receipts import Cursor, check_cursor, is_terminal
 from slopd.shell.lanes import Hub
@@ -61,6 +62,7 @@ class Service:
     metrics: Metrics
     log: Logger
     batons: Store
+    summarize: Summarizer | None = None  # [baton.summarizer], for commits over the keeper API
     stopping: bool = False
     in_flight: int = 0
     openapi: bytes = field(
@@ -241,7 +243,7 @@ def build(service: Service) -> Starlette:
         ("/metrics", api.metrics, ["GET"], False),
         ("/openapi.json", api.openapi, ["GET"], False),
     ]
-    batons = Keeper(service.hub, service.batons, _json, _body)
+    batons = Keeper(service.hub, service.batons, _json, _body, service.summarize)
     table += [
         ("/baton/registry", batons.registry, ["GET"], True),
         ("/baton/{vessel}", batons.vessel, ["GET"], True),

@@ -38,9 +38,15 @@ JsonResponse = Callable[[object], Response]
 
 class Keeper:
     def __init__(
-        self, hub: Hub, store: Store, answer: JsonResponse, read: Callable[[Request, int], Any]
+        self,
+        hub: Hub,
+        store: Store,
+        answer: JsonResponse,
+        read: Callable[[Request, int], Any],
+        summarize: keeper.Summarizer | None = None,
     ) -> None:
         self.hub, self.store, self.answer, self.read = hub, store, answer, read
+        self.summarize = summarize
 
     def _tree(self, request: Request) -> Tree:
         try:
@@ -114,7 +120,9 @@ class Keeper:
         self._own(tree, seat)
         asked = _commit_request(await self._body(request))
         now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-        done = await anyio.to_thread.run_sync(lambda: keeper.pack(tree, self.store, asked, now=now))
+        done = await anyio.to_thread.run_sync(
+            lambda: keeper.pack(tree, self.store, asked, now=now, summarize=self.summarize)
+        )
         if isinstance(done, keeper.Gated):
             raise Problem(
                 "fails-gate",

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import uvicorn
 
 from slopd.app import App
+from slopd.baton import summarizer
 from slopd.baton.store import Store
 from slopd.core.errors import UsageError
 from slopd.core.layout import LEDGER_FILE
@@ -95,6 +96,7 @@ def make_service(app: App) -> Service:
         metrics=Metrics(receipts, app.hub),
         log=log,
         batons=Store(app.state),
+        summarize=summarizer.command(app.config.baton_summarizer) if app.config.baton_summarizer else None,
     )
     app.bell.listen(lambda: service.metrics.replies_committed(receipts))
     return service
