@@ -91,6 +91,7 @@ def test_every_key_of_the_spec_is_accepted(tmp_path: Path, hub: HubDir) -> None:
         pytest.param('[actions.x]\ncommand = ["/bin/true"]\nbogus = 1\n', "actions.x.bogus", id="action"),
         pytest.param('[auth]\nnamespace = "slop"\nbogus = 1\n', "auth.bogus", id="auth"),
         pytest.param("[http]\nport = 8787\n", "http.port", id="http"),
+        pytest.param("[baton]\nbogus = 1\n", "baton.bogus", id="baton"),
     ],
 )
 def test_unknown_key_is_refused_by_name(hub: HubDir, toml: str, key: str) -> None:
