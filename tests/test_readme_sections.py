@@ -23,9 +23,15 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def shell_block(heading: str) -> str:
+    """The one ```sh block of the README's section `heading` (a `## ` inside a fence is no heading)."""
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = readme.split(f"## {heading}\n", 1)[1].split("\n## ", 1)[0]
-    (block,) = re.findall(r"```sh\n(.*?)```", section, re.DOTALL)
+    lines, fenced = [], False
+    for line in readme.split(f"## {heading}\n", 1)[1].splitlines(keepends=True):
+        if line.startswith("## ") and not fenced:
+            break
+        fenced ^= line.startswith("```")
+        lines.append(line)
+    (block,) = re.findall(r"```sh\n(.*?)```", "".join(lines), re.DOTALL)
     return str(block)
 
 
@@ -138,3 +144,25 @@ def test_the_agents_over_http_block_runs_posts_reads_and_sends(tmp_path: Path) -
     archived = sorted(path.name for path in (workdir / "hub" / "archive").glob("*/*.md"))
     assert "20261201t090000z-hello.md" in archived
     assert len(archived) == 2
+
+
+def test_the_baton_block_runs_init_lease_pack_boot_and_registry(tmp_path: Path) -> None:
+    """The letter in the block passes the gate; the pack commits generation 1; boot and the
+    registry see it, with the boot recorded."""
+    env = dict(os.environ, HOME=str(tmp_path), TMPDIR=str(tmp_path), XDG_STATE_HOME=str(tmp_path / "state"))
+    env["PATH"] = f"{Path(sys.executable).parent}:{env['PATH']}"
+    block = shell_block("Baton handoffs between agent generations")
+    result = subprocess.run(
+        ["bash", "-c", "set -euo pipefail\n" + block + "\npwd\n"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    workdir = Path(result.stdout.strip().splitlines()[-1])
+    tree = workdir / "hub" / "batons" / "oracle"
+    assert (tree / "GENERATION").read_text() == "1"
+    assert "oracle: generation 1; no live lease; last booted" in result.stdout
+    assert (tree / "generations" / "v1" / "HANDOFF.md").read_text() == (workdir / "letter.md").read_text()
