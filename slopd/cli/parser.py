@@ -45,6 +45,7 @@ def build() -> argparse.ArgumentParser:
     _handoff_commands(commands)
     _token_commands(commands)
     _baton_commands(commands)
+    _mcp_command(command)
     _operating_commands(command, commands)
     return parser
 
@@ -228,6 +229,14 @@ def _token_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser
         sub.set_defaults(handler=f"slopd.cli.tokens:{verb}")
         sub.add_argument("--tokens", required=True, metavar="F", help="the tokens file (outside the hub)")
         sub.add_argument("seat", metavar="SEAT", help="the `from` the token may send as")
+
+
+def _mcp_command(command: Command) -> None:
+    text = "serve a seat of the hub as MCP tools on stdio (for coding agents; needs slopd[mcp])"
+    sub = command("mcp", "slopd.cli.mcp:serve", text)
+    _hub_and_state(sub)
+    sub.add_argument("--seat", help="the seat this session speaks for (default $SLOPD_SEAT)")
+    sub.add_argument("--config", help=_DEFAULT_CONFIG)
 
 
 def _baton_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -128,6 +128,11 @@ class Receipts:
         )
         return Input(**dict(found)) if found else None
 
+    def archive_of(self, key: str) -> str | None:
+        """Where the ledger archived the input `key` (None: not yet, or never seen)."""
+        found = self._one("SELECT archive FROM inputs WHERE key = ?", (key,))
+        return found[0] if found is not None else None
+
     def seen_as_duplicate(self, id: str, sha256: str) -> bool:
         found = self._one("SELECT 1 FROM duplicates WHERE lower(id) = ? AND sha256 = ?", (id.lower(), sha256))
         return found is not None

@@ -17,7 +17,7 @@ import json
 import math
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
@@ -27,7 +27,7 @@ from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import Route
+from starlette.routing import BaseRoute, Route
 
 from slopd import submit
 from slopd.baton.keeper import Summarizer
@@ -63,6 +63,8 @@ class Service:
     log: Logger
     batons: Store
     summarize: Summarizer | None = None  # [baton.summarizer], for commits over the keeper API
+    mounted: list[BaseRoute] = field(default_factory=list)  # /mcp, when the MCP extra is installed
+    lifespans: list[Callable[[], AbstractAsyncContextManager[None]]] = field(default_factory=list)
     stopping: bool = False
     in_flight: int = 0
     openapi: bytes = field(
@@ -252,15 +254,20 @@ def build(service: Service) -> Starlette:
         ("/baton/{vessel}/autobiography", batons.autobiography, ["GET"], True),
         ("/baton/{vessel}/score", batons.score, ["POST"], True),
     ]
-    routes = [
+    routes: list[BaseRoute] = [
         Route(path, api.endpoint(path, handler, seated=seated), methods=methods)
         for path, handler, methods, seated in table
     ]
 
+    routes += service.mounted
+
     @asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
         service.doorbell.open()
-        yield
+        async with AsyncExitStack() as stack:
+            for entered in service.lifespans:
+                await stack.enter_async_context(entered())
+            yield
 
     handlers: dict[Any, Any] = {HTTPException: api.unknown}
     return Starlette(routes=routes, exception_handlers=handlers, lifespan=lifespan)

@@ -80,7 +80,7 @@ def check_exposure(address: Address, http: Http) -> None:
         raise UsageError(f"--http {address.url} is not a loopback address: set [http] tokens first")
 
 
-def make_service(app: App) -> Service:
+def make_service(app: App, host: str = "127.0.0.1") -> Service:
     """The HTTP transport's pieces over an open hub (the tests drive its app in-process)."""
     http = app.config.http
     log = app.log.bind(transport="http")
@@ -99,6 +99,16 @@ def make_service(app: App) -> Service:
         summarize=summarizer.command(app.config.baton_summarizer) if app.config.baton_summarizer else None,
     )
     app.bell.listen(lambda: service.metrics.replies_committed(receipts))
+    try:
+        from slopd.transport.mcp import mount  # noqa: PLC0415  # /mcp only with the MCP extra
+    except ImportError:
+        log.info(
+            "mcp.unavailable", reason="the MCP extra is not installed: no /mcp (pip install 'slopd[mcp]')"
+        )
+        return service
+    mounted, lifespan, _desks = mount.routes(app, service.seats, host)
+    service.mounted += mounted
+    service.lifespans.append(lifespan)
     return service
 
 
@@ -107,7 +117,7 @@ class HttpServer:
         http = app.config.http
         check_exposure(address, http)
         self.app, self.address = app, address
-        self.service = make_service(app)
+        self.service = make_service(app, address.host)
         self.log, self.intake, self.receipts = self.service.log, self.service.intake, self.service.receipts
         config = uvicorn.Config(
             build(self.service),

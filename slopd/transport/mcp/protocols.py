@@ -1,0 +1,131 @@
+"""The MEP and Baton tools' work (SPEC §10, §11) for one seat: the same packages as the CLI.
+
+Rules:
+1. `handoff_lint` is `slopd handoff lint` on a text; `standup_read` is `slopd standup --json`.
+2. `standup_append` checks the entry as the daemon's gate will (`handoff.compose.accepts`
+   against the standup as it is) and refuses it with every finding, sending nothing; a clean
+   entry is sent as a `handoff` with `project:`, and the daemon files it.
+3. The keeper's tools act as the seat: only the seat named like the vessel leases and packs
+   it (the lease's holder is the seat), and a boot is recorded (the seed's BATON_RECEIVED)
+   only when the vessel itself boots.
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import UTC, datetime
+from typing import Any
+
+from slopd.baton import keeper, leases, summarizer
+from slopd.baton.score import report
+from slopd.baton.store import Store
+from slopd.baton.tree import BatonError, Tree
+from slopd.handoff import compose, digest, lint, standup
+from slopd.handoff.board import Board
+from slopd.transport.mcp.seat import Seat
+from slopd.transport.problems import Problem
+
+
+def handoff_lint(text: str) -> dict[str, Any]:
+    found = lint.lint(text.encode("utf-8", "surrogateescape"))
+    return {"conformant": found.conformant, "findings": [finding.as_dict() for finding in found.findings]}
+
+
+def _project(project: str) -> str:
+    if standup.PROJECT.fullmatch(project) is None:
+        raise Problem(
+            "bad-request", f"{project!r} is not a project name (lower-case letters, digits, '.', '_', '-')"
+        )
+    return project
+
+
+def standup_read(seat: Seat, project: str) -> dict[str, Any]:
+    text = Board(seat.hub).read(_project(project))
+    shown = digest.as_json(project, text) if text is not None else None
+    return {"project": project, "found": text is not None, "standup": shown}
+
+
+def standup_text(seat: Seat, project: str) -> str | None:
+    return Board(seat.hub).read(_project(project))
+
+
+def standup_append(seat: Seat, project: str, entry: str) -> dict[str, Any]:
+    """Rule 2."""
+    current = Board(seat.hub).read(_project(project))
+    _text, findings = compose.accepts(current, entry)
+    errors = [finding for finding in findings if finding.severity == lint.ERROR]
+    if errors:
+        reasons = tuple(
+            f"line {finding.line}: {finding.rule} {finding.message} — {finding.fix}" for finding in errors
+        )
+        raise Problem("invalid-envelope", "the entry does not lint; nothing was sent", reasons)
+    return seat.send(type="handoff", to="watcher", body=entry, project=project)
+
+
+def _tree(seat: Seat, vessel: str, *, own: bool) -> Tree:
+    try:
+        tree = Tree(seat.hub, vessel)
+    except ValueError as error:
+        raise Problem("not-found", str(error)) from None
+    if not tree.exists():
+        raise Problem("not-found", f"no vessel {vessel} on this hub (slopd baton init)")
+    if own and seat.seat != vessel:
+        raise Problem(
+            "wrong-seat", f"only the seat {vessel!r} leases and packs it; this seat is {seat.seat!r}"
+        )
+    return tree
+
+
+def baton_boot(seat: Seat, vessel: str, budget: int | None = None) -> dict[str, Any]:
+    tree = _tree(seat, vessel, own=False)
+    try:
+        booted = keeper.boot(tree, budget)
+    except BatonError as error:
+        raise Problem("not-found", f"{error.filename}: {error.strerror}") from None
+    if seat.seat == vessel:
+        Store(seat.state).record_boot(vessel, booted.generation, bootable=booted.bootable)
+    return booted.as_json()
+
+
+def baton_lease(seat: Seat, vessel: str, ttl: float = leases.DEFAULT_TTL) -> dict[str, Any]:
+    tree = _tree(seat, vessel, own=True)
+    taken = Store(seat.state).take(vessel, seat.seat, leases.check_ttl(ttl), tree.generation)
+    if isinstance(taken, leases.Held):
+        until = datetime.fromtimestamp(taken.expires, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        raise Problem("leased", f"{vessel} is leased to {taken.holder} until {until}")
+    stamp = datetime.fromtimestamp(taken.expires, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return {"lease_id": taken.lease_id, "expires": stamp, "generation": taken.generation}
+
+
+def baton_pack(
+    seat: Seat,
+    vessel: str,
+    lease_id: str,
+    letter: str,
+    state: dict[str, Any],
+    accept_low_quality: bool = False,
+) -> dict[str, Any]:
+    tree = _tree(seat, vessel, own=True)
+    now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    asked = keeper.Request(
+        lease_id=lease_id, letter=letter, state=state, accept_low_quality=accept_low_quality
+    )
+    configured = seat.config.baton_summarizer
+    summarize = summarizer.command(configured) if configured else None
+    done = keeper.pack(tree, Store(seat.state), asked, now=now, summarize=summarize)
+    if isinstance(done, keeper.Gated):
+        raise Problem(
+            "fails-gate", f"the letter fails the gate (score {done.score['average']}); nothing written"
+        )
+    if isinstance(done, leases.Refused):
+        raise Problem("stale-lease", done.reason)
+    return {
+        **done.score,
+        "generation": done.generation,
+        "LOW_QUALITY": done.low_quality,
+        "projected": done.projected,
+    }
+
+
+def baton_score(letter: str) -> dict[str, Any]:
+    return report(letter)

@@ -1,0 +1,291 @@
+"""What one seat does at a hub — the SLOP tools' work, over the same modules as the CLI and HTTP.
+
+Rules:
+1. The seat is fixed when the `Seat` is made (`--seat`, or the token's seat on `/mcp`); no
+   argument of any operation changes `from`.
+2. `send` composes the envelope as `slopd send` does (`submit.compose`) and accepts it as the
+   HTTP transport does (`Intake`: the strict parser, the atomic drop into `inbox/`, the
+   receipt in the ledger). With an `id` already received, it writes nothing and returns the
+   first receipt (`replayed`).
+3. Reading never consumes: `status`, `replies`, `read` change nothing; `ack` is its own act.
+4. Nothing here writes `authorized/`: `request_approval` writes the order a human would sign
+   into `outbox/drafts/` and says how to sign and where to put it.
+5. Every result carries `pending`: the replies to this seat it has not acked.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import os
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from slopd import submit
+from slopd.core.envelope import ID_PATTERN, Envelope, EnvelopeError, parse, render
+from slopd.core.ids import timestamp
+from slopd.core.layout import LANES, LEDGER_FILE
+from slopd.core.orders import Trust
+from slopd.core.receipts import Cursor, check_cursor, is_terminal
+from slopd.core.vocabulary import PROTOCOL
+from slopd.shell import fs, lock
+from slopd.shell.config import Config
+from slopd.shell.fs import Contents
+from slopd.shell.lanes import Hub
+from slopd.shell.ledger import Ledger
+from slopd.shell.receipts import Receipts
+from slopd.transport.mcp.waiting import Waker
+from slopd.transport.problems import Problem
+from slopd.transport.server import views
+from slopd.transport.server.intake import Intake
+
+MAX_WAIT = 50.0
+MAX_CHARS = 20_000
+DRAFTS = "outbox/drafts"
+
+
+class Seat:
+    def __init__(
+        self,
+        hub: Hub,
+        state: Path,
+        seat: str,
+        config: Config,
+        *,
+        trust: Trust | None = None,
+        waker: Waker | None = None,
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+    ) -> None:
+        self.hub, self.state, self.seat, self.config, self.trust = hub, state, seat, config, trust
+        state.mkdir(parents=True, exist_ok=True, mode=0o700)
+        Ledger(state / LEDGER_FILE).close()  # the schema, if no daemon has made it yet
+        self.receipts = Receipts(state / LEDGER_FILE)
+        self.intake = Intake(hub, self.receipts, config.max_envelope_bytes, clock)
+        self.waker = waker or Waker(hub.root)
+        self.clock = clock
+
+    def close(self) -> None:
+        self.waker.close()
+        self.receipts.close()
+
+    def pending(self) -> int:
+        return self.receipts.pending(self.seat)
+
+    def guide(self) -> str:
+        """The hub's HUB.md ("" when it has none)."""
+        found = self.hub.read_path("HUB.md", 256 << 10)
+        return found.data.decode("utf-8", "replace") if isinstance(found, Contents) else ""
+
+    def info(self) -> dict[str, Any]:
+        holder = lock.holder(self.state)
+        text = self.guide()
+        return {
+            "seat": self.seat,
+            "hub": str(self.hub.root),
+            "daemon": {
+                "running": bool(holder and holder > 0),
+                "pid": holder if holder and holder > 0 else None,
+            },
+            "lanes": list(LANES),
+            "reply_classes": ["ack", "result", "error"],
+            "limits": {"max_envelope_bytes": self.config.max_envelope_bytes, "max_wait_s": MAX_WAIT},
+            "hub_md": "\n".join(text.splitlines()[:40]),
+            "pending": self.pending(),
+        }
+
+    def send(
+        self,
+        *,
+        type: str,
+        to: str,
+        body: str,
+        in_reply_to: str | None = None,
+        mode: str | None = None,
+        project: str | None = None,
+        id: str | None = None,
+    ) -> dict[str, Any]:
+        """Rule 2."""
+        if id is not None:
+            if ID_PATTERN.fullmatch(id) is None:
+                raise Problem(
+                    "invalid-envelope", f"{id!r} is not a valid id", ("id: must be 1-128 of [A-Za-z0-9._:-]",)
+                )
+            first = self.receipts.get(id.lower())
+            if first is not None and first.seat == self.seat:
+                return {**first.public(replayed=True), "pending": self.pending()}
+        envelope = submit.compose(
+            type=type, sender=self.seat, to=to, body=body, in_reply_to=in_reply_to, mode=mode, project=project
+        )
+        if id is not None:
+            envelope = dataclasses.replace(envelope, id=id)
+        accepted = self.intake.accept(self.seat, render(envelope), json_form=False, idempotency_key=None)
+        receipt = accepted.receipt.public(replayed=True) if accepted.replayed else accepted.receipt.public()
+        return {**receipt, "pending": self.pending()}
+
+    def status(self, id: str, wait_s: float = 0.0) -> dict[str, Any]:
+        state, type = views.envelope_state(self.receipts, self.seat, id)
+        kinds = submit.terminal_kinds(type or "")
+        found = self.waker.wait_for(
+            lambda: self.receipts.replies_to(id.lower(), self.seat),
+            lambda replies: is_terminal((reply.type for reply in replies), kinds),
+            min(max(wait_s, 0.0), MAX_WAIT),
+        )
+        state, _type = views.envelope_state(self.receipts, self.seat, id)
+        replies = [_summary(views.reply(self.hub, reply)) for reply in found]
+        terminal = is_terminal((reply.type for reply in found), kinds)
+        return {
+            "id": id,
+            "state": state["state"],
+            "replies": replies,
+            "terminal": terminal,
+            "pending": self.pending(),
+        }
+
+    def replies(self, after: int = 0, limit: int = 20, wait_s: float = 0.0) -> dict[str, Any]:
+        oldest, tail = self.receipts.bounds()
+        match check_cursor(after, oldest=oldest, tail=tail):
+            case Cursor.AHEAD:
+                raise Problem("cursor-ahead", f"after={after} is past the last reply's seq, {tail}")
+            case Cursor.EXPIRED:
+                raise Problem(
+                    "cursor-expired", f"after={after} is older than the oldest reply kept, {oldest}"
+                )
+        found = self.waker.wait_for(
+            lambda: self.receipts.feed(self.seat, after, limit + 1), bool, min(max(wait_s, 0.0), MAX_WAIT)
+        )
+        page = found[:limit]
+        return {
+            "replies": [_summary(views.reply(self.hub, reply)) for reply in page],
+            "next_cursor": page[-1].seq if page else after,
+            "has_more": len(found) > limit,
+            "tail_cursor": max(tail, page[-1].seq if page else 0),
+            "pending": self.pending(),
+        }
+
+    def read(self, id: str, offset: int = 0, max_chars: int = MAX_CHARS) -> dict[str, Any]:
+        """A reply to this seat, or an envelope it sent, a page of it at a time."""
+        reply = self.receipts.reply(id, self.seat)
+        if reply is not None:
+            text, path = views.reply(self.hub, reply)["text"], reply.path
+        else:
+            text, path = self._sent(id)
+        whole = str(text or "")
+        page = whole[offset : offset + min(max_chars, MAX_CHARS)]
+        files = self._deliverable(id) if reply is not None else []
+        end = offset + len(page)
+        return {
+            "id": id,
+            "path": path,
+            "text": page,
+            "offset": offset,
+            "total_chars": len(whole),
+            "next_offset": end if end < len(whole) else None,
+            "files": files,
+            "pending": self.pending(),
+        }
+
+    def _sent(self, id: str) -> tuple[str | None, str]:
+        views.envelope_state(self.receipts, self.seat, id)  # 404 unless this seat sent it
+        for relative in self._places(id):
+            found = self.hub.read_path(relative, self.config.max_envelope_bytes)
+            if isinstance(found, Contents):
+                return found.data.decode("utf-8", "replace"), relative
+        return None, ""
+
+    def _places(self, id: str) -> list[str]:
+        receipt = self.receipts.get(id.lower())
+        names = [receipt.file] if receipt is not None else [f"{id}.md", f"{id}.json"]
+        archived = self.receipts.archive_of(id.lower())
+        return [*(f"inbox/{name}" for name in names), *([archived] if archived else [])]
+
+    def _deliverable(self, id: str) -> list[str]:
+        folder = self.hub.root / "outbox" / id
+        if not folder.is_dir() or folder.is_symlink():
+            return []
+        return sorted(str(path.relative_to(self.hub.root)) for path in folder.rglob("*") if path.is_file())
+
+    def ack(self, id: str) -> dict[str, Any]:
+        now = timestamp(self.clock())
+        if not self.receipts.ack(self.seat, id, now):
+            raise views.not_found(f"reply {id}")
+        return {"id": id, "acked": True, "pending": self.pending()}
+
+    def notes(self, search: str | None = None, limit: int = 20) -> dict[str, Any]:
+        ledger = Ledger(self.state / LEDGER_FILE)
+        try:
+            found = ledger.notes(search)[:limit]
+        finally:
+            ledger.close()
+        listed = [
+            {"id": note.id, "from": note.sender, "created_at": note.created_at, "title": note.title}
+            for note in found
+        ]
+        return {"notes": listed, "pending": self.pending()}
+
+    def request_approval(self, action: str, body: str, reason: str) -> dict[str, Any]:
+        """Rule 4."""
+        now = self.clock()
+        slug = submit.compose(
+            type="instigate", sender=self.seat, to="x", body="", slug=f"approve {action}"
+        ).id
+        name = f"{slug}.md"
+        principal, namespace = self._principal(), self.config.auth.namespace
+        order = Envelope(
+            protocol=PROTOCOL,
+            id=slug,
+            type="instigate",
+            sender=principal,
+            to=self.config.watcher,
+            created_at=timestamp(now),
+            auth=f"signed:{name}.sig",
+            mode="execute",
+            action=action,
+            body=f"{body.rstrip()}\n\nRequested by {self.seat}: {reason.strip()}\n",
+        )
+        data = render(order)
+        try:
+            parse(data, name=name)
+        except EnvelopeError as error:  # an action name that is not one, say: nothing written
+            raise Problem("invalid-envelope", "; ".join(error.reasons), tuple(error.reasons)) from None
+        write_draft(self.hub, name, data)
+        path = f"{DRAFTS}/{name}"
+        return {
+            "path": path,
+            "order": data.decode(),
+            "from": principal,
+            "sign_with_slopd": f"slopd sign --key ~/.ssh/id_ed25519 {path}",
+            "sign_with_ssh_keygen": f"ssh-keygen -Y sign -f ~/.ssh/id_ed25519 -n {namespace} {path}",
+            "then": f"move {path} and {path}.sig into authorized/ (the human, not an agent)",
+            "note": ""
+            if principal != "human"
+            else "set `from:` to your allowed_signers principal before signing",
+            "pending": self.pending(),
+        }
+
+    def _principal(self) -> str:
+        signers = self.trust.signers if self.trust is not None else ()
+        names = {entry.principals for entry in signers}
+        if len(names) == 1 and not any(mark in next(iter(names)) for mark in "*?,!"):
+            return next(iter(names))
+        return "human"
+
+
+def write_draft(hub: Hub, name: str, data: bytes) -> None:
+    """`outbox/drafts/NAME`, made without following a link, never replacing a draft."""
+    outbox = hub.lane_fd("outbox")
+    with contextlib.suppress(FileExistsError):
+        os.mkdir("drafts", 0o755, dir_fd=outbox)
+    fd = os.open("drafts", fs.DIR_FLAGS, dir_fd=outbox)
+    try:
+        fs.atomic_write(fd, name, data, replace=False)
+    finally:
+        os.close(fd)
+
+
+def _summary(reply: dict[str, Any]) -> dict[str, Any]:
+    """A reply without its whole text: `slop_read` pages through that."""
+    text = reply.pop("text") or ""
+    body = text.split("\n---\n", 1)[-1].strip()
+    return {**reply, "summary": body[:300]}

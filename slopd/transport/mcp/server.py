@@ -1,0 +1,203 @@
+"""The MCP server of SPEC §13: the tools and resources, on the official SDK's `MCPServer`.
+
+Rules:
+1. Each tool states its rule in its description, takes typed arguments (validated before it
+   runs) and returns a typed result with `pending`; the work is `Seat`'s and `protocols`'.
+2. The seat comes from the `SeatSource`: fixed on stdio (`--seat`), the request's token on
+   `/mcp`. No tool has a `from` or seat argument.
+3. A refusal (`Problem`) is a tool error naming every reason, for the model to act on; nothing
+   was written. No tool writes `authorized/`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Annotated, Any, Literal, TypeVar
+
+from mcp.server import MCPServer
+from mcp.server.mcpserver import Context
+from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
+from mcp.types import ToolAnnotations
+from pydantic import BaseModel, Field
+
+from slopd.transport.mcp import models, protocols
+from slopd.transport.mcp.seat import MAX_CHARS, MAX_WAIT, Seat
+from slopd.transport.problems import Problem
+
+SeatSource = Callable[[Context[Any, Any] | None], Seat]
+M = TypeVar("M", bound=BaseModel)
+Type = Literal["instigate", "handoff", "query", "note", "handshake", "ack", "result", "error"]
+Wait = Annotated[float, Field(ge=0, le=MAX_WAIT, description=f"seconds to wait for a reply (≤ {MAX_WAIT:g})")]
+READ = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True)
+WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True)
+
+INSTRUCTIONS = (
+    "A SLOP hub: send envelopes as this seat, read the replies addressed to it. Reading never "
+    "consumes; re-use an id to retry a send safely; irreversible actions need a human's signature "
+    "(slop_request_approval drafts the order, a human signs it)."
+)
+
+
+def _as(model: type[M], work: Callable[[], dict[str, Any]]) -> M:
+    try:
+        return model.model_validate(work())
+    except Problem as problem:
+        reasons = "".join(f"\n- {reason}" for reason in problem.errors if reason != problem.detail)
+        raise ToolError(f"{problem.body()['title']}: {problem.detail}{reasons}") from None
+
+
+def build(seats: SeatSource, guide: Callable[[], str]) -> MCPServer:  # noqa: PLR0915  # one per tool
+    server = MCPServer("slopd", instructions=INSTRUCTIONS)
+
+    @server.tool(annotations=READ)
+    def slop_hub_info(ctx: Context) -> models.HubInfo:
+        """This seat, the hub, whether its daemon runs, the lanes, reply classes, limits, HUB.md in short."""
+        return _as(models.HubInfo, seats(ctx).info)
+
+    @server.tool(annotations=WRITE)
+    def slop_send(
+        type: Type,
+        to: str,
+        body: str,
+        ctx: Context,
+        in_reply_to: str | None = None,
+        mode: Literal["execute", "discuss"] | None = None,
+        project: str | None = None,
+        id: str | None = None,
+    ) -> models.Receipt:
+        """Send an envelope from this seat (you cannot send as anyone else). Re-use the id to retry:
+        a resend of an id already received writes nothing and returns the first receipt. It goes to
+        inbox/, never authorized/: irreversible actions need a human signature."""
+        seat = seats(ctx)
+        fields = {"in_reply_to": in_reply_to, "mode": mode, "project": project, "id": id}
+        return _as(models.Receipt, lambda: seat.send(type=type, to=to, body=body, **fields))
+
+    @server.tool(annotations=READ)
+    def slop_status(id: str, ctx: Context, wait_s: Wait = 0.0) -> models.Status:
+        """The state and replies of an envelope this seat sent; waits up to wait_s for a terminal reply.
+        Reading never consumes."""
+        seat = seats(ctx)
+        return _as(models.Status, lambda: seat.status(id, wait_s))
+
+    @server.tool(annotations=READ)
+    def slop_replies(
+        ctx: Context,
+        after: Annotated[int, Field(ge=0, description="the cursor: next_cursor of the last call")] = 0,
+        limit: Annotated[int, Field(ge=1, le=50)] = 20,
+        wait_s: Wait = 0.0,
+    ) -> models.Feed:
+        """This seat's replies after the cursor, oldest first; waits up to wait_s for one. Reading
+        never consumes: keep next_cursor, and slop_ack what you have handled."""
+        seat = seats(ctx)
+        return _as(models.Feed, lambda: seat.replies(after, limit, wait_s))
+
+    @server.tool(annotations=READ)
+    def slop_read(
+        id: str,
+        ctx: Context,
+        offset: Annotated[int, Field(ge=0)] = 0,
+        max_chars: Annotated[int, Field(ge=1, le=MAX_CHARS)] = MAX_CHARS,
+    ) -> models.Page:
+        """One reply to this seat or envelope it sent, a page at a time; a deliverable's file list."""
+        seat = seats(ctx)
+        return _as(models.Page, lambda: seat.read(id, offset, max_chars))
+
+    @server.tool(annotations=WRITE)
+    def slop_ack(id: str, ctx: Context) -> models.Acked:
+        """Mark a reply to this seat as seen (it leaves `pending`); nothing is moved or deleted."""
+        seat = seats(ctx)
+        return _as(models.Acked, lambda: seat.ack(id))
+
+    @server.tool(annotations=READ)
+    def slop_notes(ctx: Context, search: str | None = None) -> models.Notes:
+        """The hub's indexed notes, newest first; `search` matches id, sender, title or body."""
+        seat = seats(ctx)
+        return _as(models.Notes, lambda: seat.notes(search))
+
+    @server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False))
+    def slop_request_approval(action: str, body: str, reason: str, ctx: Context) -> models.Approval:
+        """Draft the order a human would sign to run an irreversible action (in outbox/drafts/, never
+        authorized/), and the exact signing command for the human. Agents cannot approve."""
+        seat = seats(ctx)
+        return _as(models.Approval, lambda: seat.request_approval(action, body, reason))
+
+    @server.tool(annotations=READ)
+    def handoff_lint(text: str, ctx: Context) -> models.Lint:
+        """Lint an MEP handoff log or entry: FILE:LINE findings with rule, message and fix."""
+        seat = seats(ctx)
+        return _as(models.Lint, lambda: {**protocols.handoff_lint(text), "pending": seat.pending()})
+
+    @server.tool(annotations=READ)
+    def standup_read(project: str, ctx: Context) -> models.Standup:
+        """A project's Standing Standup: the party line, the latest entry, open tasks by owner."""
+        seat = seats(ctx)
+        return _as(
+            models.Standup, lambda: {**protocols.standup_read(seat, project), "pending": seat.pending()}
+        )
+
+    @server.tool(annotations=WRITE)
+    def standup_append(project: str, entry: str, ctx: Context) -> models.Receipt:
+        """File one MEP entry in a project's standup (sent as a handoff from this seat). An entry that
+        does not lint is refused with every finding, and nothing is sent."""
+        seat = seats(ctx)
+        return _as(models.Receipt, lambda: protocols.standup_append(seat, project, entry))
+
+    def baton(vessel: str, seat: Seat, work: Callable[[], dict[str, Any]]) -> models.Baton:
+        return _as(models.Baton, lambda: {"vessel": vessel, "data": work(), "pending": seat.pending()})
+
+    @server.tool(annotations=READ)
+    def baton_boot(
+        vessel: str, ctx: Context, budget: Annotated[int, Field(ge=0)] | None = None
+    ) -> models.Baton:
+        """What a vessel's next generation reads (GENERATION's state and letter, then what the budget
+        allows), and what is wrong with its tree. Trust only what this returns."""
+        seat = seats(ctx)
+        return baton(vessel, seat, lambda: protocols.baton_boot(seat, vessel, budget))
+
+    @server.tool(annotations=ToolAnnotations(read_only_hint=False, idempotent_hint=False))
+    def baton_lease(vessel: str, ctx: Context) -> models.Baton:
+        """Lease the vessel's next generation (this seat must be the vessel); one live lease at a time."""
+        seat = seats(ctx)
+        return baton(vessel, seat, lambda: protocols.baton_lease(seat, vessel))
+
+    @server.tool(annotations=ToolAnnotations(read_only_hint=False, idempotent_hint=False))
+    def baton_pack(
+        vessel: str, lease_id: str, letter: str, state: dict[str, Any], ctx: Context
+    ) -> models.Baton:
+        """Commit the next generation with the live lease: scored by the seed's gate; a letter that
+        fails it is refused and nothing is written."""
+        seat = seats(ctx)
+        return baton(vessel, seat, lambda: protocols.baton_pack(seat, vessel, lease_id, letter, state))
+
+    @server.tool(annotations=READ)
+    def baton_score(letter: str, ctx: Context) -> models.Baton:
+        """Score a handoff letter with the seed's rubric (the same function as the gate)."""
+        seat = seats(ctx)
+        return baton("", seat, lambda: protocols.baton_score(letter))
+
+    @server.resource("slop://hub/HUB.md", mime_type="text/markdown")
+    def hub_md() -> str:
+        """The hub's HUB.md: its rules for agents."""
+        return guide()
+
+    @server.resource("slop://reply/{id}", mime_type="text/markdown")
+    def reply(id: str, ctx: Context) -> str:
+        """A reply to this seat, whole."""
+        seat = seats(ctx)
+        try:
+            return str(seat.read(id, 0, 1 << 30)["text"])
+        except Problem as problem:
+            raise ResourceNotFoundError(problem.detail) from None
+
+    @server.resource("slop://standup/{project}", mime_type="text/markdown")
+    def standup(project: str, ctx: Context) -> str:
+        """A project's Standing Standup file."""
+        try:
+            found = protocols.standup_text(seats(ctx), project)
+        except Problem as problem:
+            raise ResourceNotFoundError(problem.detail) from None
+        if found is None:
+            raise ResourceNotFoundError(f"no standup for {project} yet")
+        return found
+
+    return server

@@ -1,0 +1,68 @@
+"""Blocking waits for a tool: woken by the daemon's bell (in its process) or by `outbox/` events.
+
+Rules:
+1. `Waker.poke` (any thread) wakes every wait; a wait looks again at each wake-up and once a
+   second besides (a lost filesystem event must not stall it), until `done` or the deadline.
+2. A wait registers before it first looks, so a reply written between the look and the wait
+   still wakes it.
+3. In the folder mode the wakes come from a watch on `outbox/` (`watch`), started lazily by the
+   first wait and stopped by `close`.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TypeVar
+
+T = TypeVar("T")
+RECHECK = 1.0
+
+
+class Waker:
+    def __init__(self, watch_root: Path | None = None) -> None:
+        self._condition = threading.Condition()
+        self._rung = 0
+        self._root = watch_root
+        self._watcher: object | None = None
+
+    def poke(self) -> None:
+        with self._condition:
+            self._rung += 1
+            self._condition.notify_all()
+
+    def _watch(self) -> None:
+        """Rule 3."""
+        if self._root is None or self._watcher is not None:
+            return
+        from slopd.shell.watcher import Notice, Watcher  # noqa: PLC0415  # only a wait needs watchdog
+
+        def put(_notice: Notice) -> None:
+            self.poke()
+
+        watcher = Watcher(self._root, ("outbox",), polling=False, put=put)
+        watcher.start()
+        self._watcher = watcher
+
+    def close(self) -> None:
+        watcher, self._watcher = self._watcher, None
+        if watcher is not None:
+            watcher.stop()  # type: ignore[attr-defined]
+
+    def wait_for(self, look: Callable[[], T], done: Callable[[T], bool], timeout: float) -> T:
+        """Rules 1 and 2."""
+        if timeout > 0:
+            self._watch()
+        deadline = time.monotonic() + timeout
+        while True:
+            with self._condition:
+                seen = self._rung
+            found = look()
+            remaining = deadline - time.monotonic()
+            if done(found) or remaining <= 0:
+                return found
+            with self._condition:
+                if self._rung == seen:
+                    self._condition.wait(timeout=min(remaining, RECHECK))
