@@ -16,6 +16,8 @@ _MCP_EXTRA = "slopd mcp needs the MCP extra: pip install 'slopd[mcp]'"
 
 
 def serve(args: argparse.Namespace) -> int:
+    if args.url is not None:
+        return _proxy(args)
     seat = args.seat or os.environ.get("SLOPD_SEAT", "")
     if PARTY_PATTERN.fullmatch(seat) is None:
         raise UsageError(f"--seat {seat!r}: give the seat this session speaks for (a valid `from`)")
@@ -36,4 +38,21 @@ def serve(args: argparse.Namespace) -> int:
     finally:
         desk.close()
         hub.close()
+    return 0
+
+
+def _proxy(args: argparse.Namespace) -> int:
+    """--url: the daemon's /mcp on stdio; the seat is the token's, never an argument."""
+    if args.seat is not None:
+        raise UsageError("--seat goes with --hub; with --url the token's seat is the seat")
+    token = os.environ.get("SLOPD_TOKEN", "").strip()
+    if not token:
+        raise UsageError("--url needs the seat's token in SLOPD_TOKEN")
+    try:
+        import anyio  # noqa: PLC0415
+
+        from slopd.transport.mcp import proxy  # noqa: PLC0415
+    except ImportError as missing:
+        raise UsageError(f"{_MCP_EXTRA} ({missing.name} is not installed)") from None
+    anyio.run(proxy.serve, args.url, token)
     return 0

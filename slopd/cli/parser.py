@@ -234,8 +234,12 @@ def _token_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser
 def _mcp_command(command: Command) -> None:
     text = "serve a seat of the hub as MCP tools on stdio (for coding agents; needs slopd[mcp])"
     sub = command("mcp", "slopd.cli.mcp:serve", text)
-    _hub_and_state(sub)
-    sub.add_argument("--seat", help="the seat this session speaks for (default $SLOPD_SEAT)")
+    where = sub.add_mutually_exclusive_group(required=True)
+    where.add_argument("--hub", help="the hub folder")
+    text = "a daemon's HTTP server instead (its /mcp; the token in $SLOPD_TOKEN fixes the seat)"
+    where.add_argument("--url", help=text)
+    sub.add_argument("--state", help=_DEFAULT_STATE)
+    sub.add_argument("--seat", help="with --hub: the seat this session speaks for (default $SLOPD_SEAT)")
     sub.add_argument("--config", help=_DEFAULT_CONFIG)
 
 
