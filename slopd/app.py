@@ -73,6 +73,7 @@ class App:
     clock: Callable[[], datetime]
     lock_fd: int
     bell: Bell = field(default_factory=Bell)  # rung after each ledger commit (the reply feed waits on it)
+    arrived: Callable[[str, str], None] = lambda _lane, _name: None  # the running daemon's `Arrivals.arrived`
 
     def reload_config(self) -> Config:
         return load_config(self.root, self.config_path)
@@ -95,7 +96,9 @@ class App:
             runner=self.runner,
             state_dir=self.state,
         )
-        return Daemon(parts, reload=self.reload_config)
+        daemon = Daemon(parts, reload=self.reload_config)
+        self.arrived = daemon.arrivals.arrived  # in-process writers (HTTP) say a file is complete
+        return daemon
 
     def close(self) -> None:
         self.ledger.close()

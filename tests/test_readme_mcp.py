@@ -28,6 +28,7 @@ def servers() -> list[dict[str, Any]]:
     for kind, text in re.findall(r"```(json|toml)\n(.*?)```", section(), re.DOTALL):
         document = json.loads(text) if kind == "json" else tomllib.loads(text)
         entries = document.get("mcpServers") or document.get("mcp_servers")
+        assert isinstance(entries, dict), text
         found += list(entries.values())
     return found
 

@@ -16,6 +16,10 @@ Rules:
    signature changes; a failed input waits for the next full scan.
 5. A candidate keeps the `Kind` its name was classified as when it was first offered, so a
    name is classified once per sighting.
+6. A candidate known complete and due stays so while its signature is unchanged: a later event
+   about the same, unchanged file — the `created` of the link that named it, delivered after
+   its writer's own `arrived` (the HTTP transport, in the daemon's process) — changes nothing.
+   A candidate deferred to a later time (a held order) is still woken by an `arrived`.
 """
 
 from __future__ import annotations
@@ -146,6 +150,9 @@ class Intake:
             self._candidates.pop(where, None)
             self._writing.pop(where, None)
             return
+        known = self._candidates.get(where)
+        if known is not None and known.complete and known.since <= now and known.signature == signature:
+            return  # rule 6
         if hint in (Hint.ARRIVED, Hint.DELIVERED):
             self._writing.pop(where, None)
             renamed_after = (signature[3] - signature[2]) / 1e9  # ctime - mtime

@@ -55,6 +55,11 @@ class Arrivals:
             log.error("watcher.unavailable", reason=error, fallback="rescans only")
         log.info("watcher.started", polling=polling)
 
+    def arrived(self, lane: str, name: str) -> None:
+        """A writer in this process says `lane/name` is complete (`Hint.ARRIVED`); any thread."""
+        self.notices.put((lane, name, Hint.ARRIVED))
+        self.wake()
+
     def healthy(self) -> bool:
         return self.watcher is None or self.watcher.healthy()
 

@@ -1,12 +1,15 @@
 """The HTTP transport's side of the ledger: receipts, the reply feed and acks (SPEC §12).
 
 Rules:
-1. One connection of its own to the ledger's file (WAL: it reads while the daemon writes),
-   used from any thread under one lock; `synchronous=FULL`, so a receipt is on disk before
-   its 202 is sent.
+1. Connections of its own to the ledger's file, one per thread that uses it (WAL: they read
+   while the daemon writes, and SQLite serializes the writers), so threads never queue behind
+   one Python lock.
 2. `claim` inserts a receipt `writing` or finds the one there, in one `BEGIN IMMEDIATE`
-   transaction: of twenty identical POSTs at once exactly one claims the id.
-3. `written` marks it once its file is in `inbox/`; `forget` removes a receipt still
+   transaction: of twenty identical POSTs at once exactly one claims the id. It need not be
+   durable (`synchronous=NORMAL`): a claim lost to a power cut leaves at most a file without a
+   receipt, which a resend finds (`Intake`'s rule 4).
+3. `written` marks it once its file is in `inbox/`, durably (`synchronous=FULL`: it is on disk
+   before the 202, and makes the claim durable with it); `forget` removes a receipt still
    `writing` whose file was never written, so a resend is accepted again.
 4. Reading the feed never changes it; an ack is its own row (`acks`), per seat.
 5. The schema is the ledger's (`shell.ledger`), which creates it before this opens.
@@ -53,24 +56,38 @@ class FeedReply:
 
 class Receipts:
     def __init__(self, path: Path) -> None:
-        self._db = sqlite3.connect(path, timeout=30.0, isolation_level=None, check_same_thread=False)
-        self._db.row_factory = sqlite3.Row
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=FULL")
-        self._lock = threading.Lock()
+        self.path = path
+        self._local = threading.local()
+        self._opened: list[sqlite3.Connection] = []
+        self._lock = threading.Lock()  # guards `_opened` only
+
+    @property
+    def _db(self) -> sqlite3.Connection:
+        """Rule 1: this thread's connection."""
+        db: sqlite3.Connection | None = getattr(self._local, "db", None)
+        if db is None:
+            db = sqlite3.connect(self.path, timeout=30.0, isolation_level=None, check_same_thread=False)
+            db.row_factory = sqlite3.Row
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")
+            self._local.db = db
+            with self._lock:
+                self._opened.append(db)
+        return db
 
     def close(self) -> None:
         with self._lock:
-            self._db.close()
+            opened, self._opened = self._opened, []
+        for db in opened:
+            db.close()
+        self._local = threading.local()
 
     def _one(self, sql: str, parameters: tuple[Any, ...]) -> sqlite3.Row | None:
-        with self._lock:
-            found: sqlite3.Row | None = self._db.execute(sql, parameters).fetchone()
-            return found
+        found: sqlite3.Row | None = self._db.execute(sql, parameters).fetchone()
+        return found
 
     def _all(self, sql: str, parameters: tuple[Any, ...]) -> list[sqlite3.Row]:
-        with self._lock:
-            return list(self._db.execute(sql, parameters))
+        return list(self._db.execute(sql, parameters))
 
     # -- receipts --------------------------------------------------------------------------
 
@@ -87,29 +104,33 @@ class Receipts:
         state: str = WRITING,
     ) -> tuple[Receipt, bool]:
         """Rule 2: the receipt of `key`, and whether this call made it."""
-        with self._lock:
-            self._db.execute("BEGIN IMMEDIATE")
-            try:
-                cursor = self._db.execute(
-                    "INSERT INTO receipts (key, id, seat, type, file, sha256, received_at, state)"
-                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (key) DO NOTHING",
-                    (key, id, seat, type, file, sha256, now, state),
-                )
-                found = self._db.execute("SELECT * FROM receipts WHERE key = ?", (key,)).fetchone()
-                self._db.execute("COMMIT")
-            except BaseException:
-                if self._db.in_transaction:
-                    self._db.execute("ROLLBACK")
-                raise
+        db = self._db
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            cursor = db.execute(
+                "INSERT INTO receipts (key, id, seat, type, file, sha256, received_at, state)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (key) DO NOTHING",
+                (key, id, seat, type, file, sha256, now, state),
+            )
+            found = db.execute("SELECT * FROM receipts WHERE key = ?", (key,)).fetchone()
+            db.execute("COMMIT")
+        except BaseException:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            raise
         return Receipt(**dict(found)), cursor.rowcount == 1
 
     def written(self, key: str) -> None:
-        with self._lock:
-            self._db.execute("UPDATE receipts SET state = ? WHERE key = ?", (WRITTEN, key))
+        """Rule 3: durable before it returns."""
+        db = self._db
+        db.execute("PRAGMA synchronous=FULL")
+        try:
+            db.execute("UPDATE receipts SET state = ? WHERE key = ?", (WRITTEN, key))
+        finally:
+            db.execute("PRAGMA synchronous=NORMAL")
 
     def forget(self, key: str) -> None:
-        with self._lock:
-            self._db.execute("DELETE FROM receipts WHERE key = ? AND state = ?", (key, WRITING))
+        self._db.execute("DELETE FROM receipts WHERE key = ? AND state = ?", (key, WRITING))
 
     def get(self, key: str) -> Receipt | None:
         found = self._one("SELECT * FROM receipts WHERE key = ?", (key,))
@@ -152,7 +173,7 @@ class Receipts:
         return [_reply(row) for row in rows]
 
     def reply(self, id: str, seat: str) -> FeedReply | None:
-        found = self._one(f"{_REPLY} WHERE r.id = ? AND r.recipient = ?", (id, seat))
+        found = self._one(f"{_REPLY} WHERE r.id = ? AND r.recipient = ?", (id.lower(), seat))
         return _reply(found) if found else None
 
     def bounds(self) -> tuple[int, int]:
@@ -160,6 +181,12 @@ class Receipts:
         found = self._one("SELECT coalesce(min(rowid), 0), coalesce(max(rowid), 0) FROM replies", ())
         assert found is not None
         return int(found[0]), int(found[1])
+
+    def last_seq(self, seat: str) -> int:
+        """The seq of the last reply to `seat` (0: none yet)."""
+        found = self._one("SELECT coalesce(max(rowid), 0) FROM replies WHERE recipient = ?", (seat,))
+        assert found is not None
+        return int(found[0])
 
     def pending(self, seat: str) -> int:
         """Replies to `seat` it has not acked."""
@@ -172,14 +199,15 @@ class Receipts:
         return int(found[0])
 
     def ack(self, seat: str, id: str, now: str) -> bool:
-        """Rule 4: False when `id` is no reply to `seat`."""
-        if self.reply(id, seat) is None:
+        """Rule 4: False when `id` is no reply to `seat` (reply ids are lower-case, and ids
+        compare case-insensitively)."""
+        found = self.reply(id, seat)
+        if found is None:
             return False
-        with self._lock:
-            self._db.execute(
-                "INSERT INTO acks (seat, reply, acked_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
-                (seat, id, now),
-            )
+        self._db.execute(
+            "INSERT INTO acks (seat, reply, acked_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
+            (seat, found.id, now),
+        )
         return True
 
     # -- for /metrics ----------------------------------------------------------------------

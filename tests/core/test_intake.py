@@ -342,3 +342,25 @@ def test_a_delivery_from_a_sync_client_waits_for_its_mtime_to_be_settle_old_howe
     assert intake.due(100.1) == [OTHER]
     assert intake.due(104.9) == [OTHER]
     assert sorted(intake.due(105.0)) == [W, OTHER]
+
+
+def test_a_complete_file_stays_due_when_a_later_event_says_nothing_new() -> None:
+    """Rule 6: the link's `created` (or a `written`) delivered after the writer's own `arrived`
+    leaves the unchanged file due at once; a changed signature is a change, and waits again."""
+    intake = make(settle=5.0)
+    intake.hinted(W, Hint.ARRIVED, sig(), now=100.0)
+    intake.hinted(W, Hint.CREATED, sig(), now=100.5)
+    intake.hinted(W, Hint.WRITTEN, sig(), now=100.5)
+    assert intake.due(100.5) == [W]
+    intake.hinted(W, Hint.WRITTEN, sig(size=11), now=101.0)
+    assert intake.due(101.0) == []
+    assert intake.next_deadline() == 101.0 + 30.0  # a writer now: it waits out writer_timeout
+
+
+def test_a_deferred_order_is_still_woken_by_an_arrival() -> None:
+    """Rule 6 keeps only a candidate that is due: one deferred to later (an order waiting for its
+    signatures) is made due at once by an `arrived` about it, unchanged as it is."""
+    intake = make(settle=5.0)
+    intake.defer(ORDER, sig(), until=160.0)
+    intake.hinted(ORDER, Hint.ARRIVED, sig(), now=100.0)
+    assert intake.due(100.0) == [ORDER]

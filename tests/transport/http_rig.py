@@ -141,7 +141,8 @@ def problem(response: httpx2.Response, status: int, kind: str) -> dict[str, Any]
     body: dict[str, Any] = response.json()
     assert body["type"] == f"https://slopd.dev/problems/{kind}", body
     assert body["status"] == status, body
-    assert isinstance(body["title"], str) and body["title"], body
+    assert isinstance(body["title"], str), body
+    assert body["title"], body
     assert isinstance(body["detail"], str), body
     return body
 

@@ -160,7 +160,7 @@ class Seat:
             "replies": [_summary(views.reply(self.hub, reply)) for reply in page],
             "next_cursor": page[-1].seq if page else after,
             "has_more": len(found) > limit,
-            "tail_cursor": max(tail, page[-1].seq if page else 0),
+            "tail_cursor": self.receipts.last_seq(self.seat),
             "pending": self.pending(),
         }
 

@@ -90,9 +90,33 @@ def _number(request: Request, name: str, default: float, low: float, high: float
         value = float(raw)
     except ValueError:
         raise Problem("bad-request", f"`{name}` must be a number, not {raw!r}") from None
-    if math.isnan(value) or value < low:
-        raise Problem("bad-request", f"`{name}` must be at least {low:g}")
+    if not math.isfinite(value) or value < low:
+        raise Problem("bad-request", f"`{name}` must be a finite number, at least {low:g}")
     return value if high is None else min(value, high)
+
+
+def _integer(request: Request, name: str, default: int, low: int, high: int | None) -> int:
+    raw = request.query_params.get(name)
+    if raw is None:
+        return default
+    if not raw.isascii() or not raw.isdigit() or len(raw) > 18:
+        raise Problem("bad-request", f"`{name}` must be a whole number, not {raw[:40]!r}")
+    value = int(raw)
+    if value < low:
+        raise Problem("bad-request", f"`{name}` must be at least {low}")
+    return value if high is None else min(value, high)
+
+
+def media_type(header: str) -> tuple[str, dict[str, str]]:
+    """`type/subtype` and its parameters, names lower-cased, values unquoted (RFC 9110 §8.3.1)."""
+    if any(ord(char) < 0x20 or ord(char) == 0x7F for char in header):
+        raise Problem("bad-request", "the Content-Type holds control characters")
+    kind, *parts = header.split(";")
+    parameters = {}
+    for part in parts:
+        name, _, value = part.partition("=")
+        parameters[name.strip().lower()] = value.strip().strip('"')
+    return kind.strip().lower(), parameters
 
 
 class _Api:
@@ -139,8 +163,8 @@ class _Api:
     async def post_envelope(self, request: Request, seat: str) -> Response:
         service = self.service
         kind = request.headers.get("content-type", "")
-        media = kind.split(";")[0].strip().lower()
-        charset = kind.lower().partition("charset=")[2].strip(' "')
+        media, parameters = media_type(kind)
+        charset = parameters.get("charset", "").lower()
         if media not in ("text/markdown", "application/json") or charset not in ("", "utf-8"):
             raise Problem("unsupported-media-type", f"got {kind or 'no Content-Type'!r}")
         data = await _body(request, service.intake.limit)
@@ -179,8 +203,8 @@ class _Api:
 
     async def feed(self, request: Request, seat: str) -> Response:
         service = self.service
-        after = int(_number(request, "after", 0, 0, None))
-        limit = int(_number(request, "limit", 50, 1, 100))
+        after = _integer(request, "after", 0, 0, None)
+        limit = _integer(request, "limit", 50, 1, 100)
         wait = _number(request, "wait", 0.0, 0.0, MAX_WAIT)
         oldest, tail = service.receipts.bounds()
         match check_cursor(after, oldest=oldest, tail=tail):
@@ -199,7 +223,7 @@ class _Api:
                 "replies": [views.reply(service.hub, reply) for reply in page],
                 "next_cursor": page[-1].seq if page else after,
                 "has_more": len(found) > limit,
-                "tail_cursor": max(tail, page[-1].seq if page else 0),
+                "tail_cursor": service.receipts.last_seq(seat),
                 "pending": service.receipts.pending(seat),
             }
         )
@@ -223,12 +247,18 @@ class _Api:
         return Response(self.service.openapi, media_type="application/json")
 
     async def unknown(self, request: Request, error: Exception) -> Response:
-        """404 and 405 of the router, as problems with the headers of rule 1."""
+        """404 and 405 of the router, as problems with the headers of rule 1 (and the 405's
+        `Allow`); while stopping, 503 like every other request (rule 2)."""
         status = error.status_code if isinstance(error, HTTPException) else 404
         kind = "method-not-allowed" if status == 405 else "not-found"
         partition = f"ip:{request.client.host if request.client else '-'}"
         headers = self.service.limiter.take(partition, time.monotonic()).headers
-        response = _problem(Problem(kind, f"{request.method} {request.url.path}"), headers)
+        if isinstance(error, HTTPException) and error.headers:
+            headers = {**headers, **error.headers}
+        problem = Problem(kind, f"{request.method} {request.url.path}")
+        if self.service.stopping:
+            problem = Problem("stopping", "the daemon is stopping; retry shortly", (), {"Retry-After": "5"})
+        response = _problem(problem, headers)
         self.service.metrics.requests.labels("unknown", str(response.status_code)).inc()
         return response
 
@@ -270,7 +300,9 @@ def build(service: Service) -> Starlette:
             yield
 
     handlers: dict[Any, Any] = {HTTPException: api.unknown}
-    return Starlette(routes=routes, exception_handlers=handlers, lifespan=lifespan)
+    app = Starlette(routes=routes, exception_handlers=handlers, lifespan=lifespan)
+    app.router.redirect_slashes = False  # `/v1/replies/` is a 404 problem, not a 307 past rule 1
+    return app
 
 
 async def _body(request: Request, limit: int) -> bytes:

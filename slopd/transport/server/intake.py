@@ -48,8 +48,16 @@ def received_at(now: datetime) -> str:
 
 
 class Intake:
-    def __init__(self, hub: Hub, receipts: Receipts, limit: int, clock: Callable[[], datetime]) -> None:
+    def __init__(
+        self,
+        hub: Hub,
+        receipts: Receipts,
+        limit: int,
+        clock: Callable[[], datetime],
+        arrived: Callable[[str, str], None] = lambda _lane, _name: None,
+    ) -> None:
         self.hub, self.receipts, self.limit, self.clock = hub, receipts, limit, clock
+        self.arrived = arrived
 
     def accept(self, seat: str, data: bytes, *, json_form: bool, idempotency_key: str | None) -> Accepted:
         """Rules 1-4; a refusal is a `Problem`."""
@@ -91,6 +99,7 @@ class Intake:
         if os.environ.get(_KILL_SEAM):
             os.kill(os.getpid(), signal.SIGKILL)
         self.receipts.written(envelope.key)
+        self.arrived("inbox", file)  # complete: the daemon need not wait for it to settle
         return Accepted(_as_written(receipt), replayed=False)
 
     def _again(self, receipt: Receipt, sha: str) -> Accepted:

@@ -70,7 +70,7 @@ class Metrics:
             self._receipted[key] = time.perf_counter()
 
     def replies_committed(self, receipts: Receipts) -> None:
-        """Rule 3: after a ring, on the server's loop."""
+        """Rule 3: after a ring, in the ringing (daemon's) thread, over that thread's own connection."""
         if not self._receipted:
             return
         now = time.perf_counter()

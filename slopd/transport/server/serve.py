@@ -85,11 +85,11 @@ def make_service(app: App, host: str = "127.0.0.1") -> Service:
     http = app.config.http
     log = app.log.bind(transport="http")
     receipts = Receipts(app.state / LEDGER_FILE)
-    limit = http.max_body or app.config.max_envelope_bytes
+    limit = min(http.max_body or app.config.max_envelope_bytes, app.config.max_envelope_bytes)
     service = Service(
         hub=app.hub,
         receipts=receipts,
-        intake=Intake(app.hub, receipts, limit, app.clock),
+        intake=Intake(app.hub, receipts, limit, app.clock, lambda lane, name: app.arrived(lane, name)),  # noqa: PLW0108  # late: the daemon is built after the server
         seats=Seats(http.tokens, log),
         limiter=Limiter(http.rate_limit),
         doorbell=Doorbell(app.bell),
