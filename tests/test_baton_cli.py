@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 
 from tests.conftest import HubDir
@@ -67,7 +68,7 @@ def test_lease_prints_a_lease_refuses_a_rival_and_expires(hub: HubDir, tmp_path:
     """JSON {lease_id, expires, generation}; a rival exits 1 naming the holder; after the ttl, a new id."""
     hub.slopd("baton", "init", "--hub", str(hub.root), "--identity", str(identity(tmp_path)), "oracle")
     base = ("baton", "lease", "--hub", str(hub.root), "--state", str(hub.state), "oracle")
-    first = hub.slopd(*base, "--holder", "gen1", "--ttl", "1")
+    first = hub.slopd(*base, "--holder", "gen1", "--ttl", "3")  # long enough for a loaded machine's rival
     assert first.returncode == 0, first.stderr
     lease = json.loads(first.stdout)
     assert set(lease) == {"lease_id", "expires", "generation"}
@@ -76,7 +77,8 @@ def test_lease_prints_a_lease_refuses_a_rival_and_expires(hub: HubDir, tmp_path:
     rival = hub.slopd(*base, "--holder", "gen1-rival")
     assert rival.returncode == 1
     assert f"oracle is leased to gen1 until {lease['expires']}" in rival.stderr
-    time.sleep(1.1)
+    expires = datetime.strptime(lease["expires"], "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC).timestamp()
+    time.sleep(max(expires - time.time(), 0.0) + 1.1)  # the stamp is in whole seconds
     after = hub.slopd(*base, "--holder", "gen1-rival")
     assert after.returncode == 0, after.stderr
     assert json.loads(after.stdout)["lease_id"] != lease["lease_id"]

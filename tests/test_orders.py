@@ -424,10 +424,14 @@ class Case:
 
 
 def signed_order(
-    key: str = "alice", namespace: str = "slop", **overrides: str | None
+    key: str = "alice", namespace: str = "slop", age: timedelta | None = None, **overrides: str | None
 ) -> Callable[[Lab, str, str], None]:
+    """`age`: created_at that far from now, reckoned when the order is built (not when this module
+    is imported: a slow run's collection can be minutes before)."""
+
     def build(lab: Lab, ident: str, name: str) -> None:
-        data = render(order_fields(ident, name, **overrides), BODY)
+        stamped = {"created_at": now_stamp(age)} if age is not None else {}
+        data = render(order_fields(ident, name, **{**overrides, **stamped}), BODY)
         lab.drop(name, data, lab.sign(name, data, getattr(lab.keys, key), namespace))
 
     return build
@@ -519,11 +523,11 @@ REJECTIONS = [
     Case("unconfigured-action", "action 'nuke' is not configured", signed_order(action="nuke")),
     Case("no-action", "a signed order must name its `action`", signed_order(action=None)),
     Case("handoff", "only signed `instigate` orders run", signed_order(type="handoff")),
-    Case("too-old", "expired: created_at", signed_order(created_at=now_stamp(timedelta(hours=-2)))),
+    Case("too-old", "expired: created_at", signed_order(age=timedelta(hours=-2))),
     Case(
         "future",
         "more than 5 minutes in the future",
-        signed_order(created_at=now_stamp(timedelta(minutes=10))),
+        signed_order(age=timedelta(minutes=10)),
     ),
     Case("to-human", "addressed to 'human'", signed_order(to="human")),
 ]

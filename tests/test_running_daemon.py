@@ -190,7 +190,10 @@ def test_a_file_written_in_place_waits_for_settle(hub: HubDir) -> None:
         with path.open("w", encoding="utf-8") as writer:  # open, write, close in the lane itself
             writer.write(envelope_text("Hello.\n", id=ident, type="handshake"))
         rename_in(hub, later)  # answered at once: by then the daemon has seen the file written in place
-        wait_for(lambda: answered_and_archived(hub, later), timeout=EVENT_DEADLINE)
+        # Archived is linked, then unlinked from the lane: wait for both halves of the move.
+        wait_for(
+            lambda: answered_and_archived(hub, later) and len(hub.lane("inbox")) == 1, timeout=EVENT_DEADLINE
+        )
         assert hub.lane("inbox") == [f"{ident}.md"]
         assert list(hub.outbox()) == [f"{later}.ack.md"]
         assert hub.archived() == [f"{later}.md"]

@@ -26,7 +26,10 @@ class HubInfo(Result):
     hub: str
     daemon: Daemon
     lanes: list[str]
-    reply_classes: list[str]
+    reply_types: list[str]
+    reply_classes: list[str] = Field(
+        description="what a reply's `class` says: silent, ping, hybrid, deliverable"
+    )
     limits: Limits
     hub_md: str = Field(description="the first lines of the hub's HUB.md: its rules for agents")
 

@@ -59,7 +59,7 @@ def standup_append(seat: Seat, project: str, entry: str) -> dict[str, Any]:
             f"line {finding.line}: {finding.rule} {finding.message} — {finding.fix}" for finding in errors
         )
         raise Problem("invalid-envelope", "the entry does not lint; nothing was sent", reasons)
-    return seat.send(type="handoff", to="watcher", body=entry, project=project)
+    return seat.send(type="handoff", to=seat.config.watcher, body=entry, project=project)
 
 
 def _tree(seat: Seat, vessel: str, *, own: bool) -> Tree:

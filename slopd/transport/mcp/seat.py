@@ -29,6 +29,7 @@ from slopd.core.ids import timestamp
 from slopd.core.layout import LANES, LEDGER_FILE
 from slopd.core.orders import Trust
 from slopd.core.receipts import Cursor, check_cursor, is_terminal
+from slopd.core.replies import ReplyClass
 from slopd.core.vocabulary import PROTOCOL
 from slopd.shell import fs, lock
 from slopd.shell.config import Config
@@ -89,7 +90,8 @@ class Seat:
                 "pid": holder if holder and holder > 0 else None,
             },
             "lanes": list(LANES),
-            "reply_classes": ["ack", "result", "error"],
+            "reply_types": ["ack", "result", "error"],
+            "reply_classes": [str(kind) for kind in ReplyClass],
             "limits": {"max_envelope_bytes": self.config.max_envelope_bytes, "max_wait_s": MAX_WAIT},
             "hub_md": "\n".join(text.splitlines()[:40]),
             "pending": self.pending(),
@@ -249,7 +251,12 @@ class Seat:
             parse(data, name=name)
         except EnvelopeError as error:  # an action name that is not one, say: nothing written
             raise Problem("invalid-envelope", "; ".join(error.reasons), tuple(error.reasons)) from None
-        write_draft(self.hub, name, data)
+        try:
+            write_draft(self.hub, name, data)
+        except OSError as error:  # outbox/drafts a link, say: refused, nothing written
+            raise Problem(
+                "internal", f"outbox/drafts/{name} cannot be written: {error.strerror or error}"
+            ) from None
         path = f"{DRAFTS}/{name}"
         return {
             "path": path,

@@ -98,7 +98,8 @@ def build(seats: SeatSource, guide: Callable[[], str]) -> MCPServer:  # noqa: PL
         offset: Annotated[int, Field(ge=0)] = 0,
         max_chars: Annotated[int, Field(ge=1, le=MAX_CHARS)] = MAX_CHARS,
     ) -> models.Page:
-        """One reply to this seat or envelope it sent, a page at a time; a deliverable's file list."""
+        """One reply to this seat or envelope it sent, a page at a time; a deliverable's file list.
+        Reading never consumes."""
         seat = seats(ctx)
         return _as(models.Page, lambda: seat.read(id, offset, max_chars))
 

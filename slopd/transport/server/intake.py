@@ -109,9 +109,7 @@ class Intake:
             case Admission.IN_FLIGHT:
                 raise Problem("in-flight", f"{receipt.id} is still being written; ask again in a moment")
             case _:
-                raise Problem(
-                    "id-conflict", f"{receipt.id} was received with other bytes (sha256 {receipt.sha256})"
-                )
+                raise Problem("id-conflict", f"{receipt.id} was received with other bytes")
 
     def _known(self, receipt: Receipt, same: bool) -> Accepted:
         """Rule 4."""
