@@ -15,28 +15,26 @@ Rules:
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
-import os
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from slopd import submit
-from slopd.core.envelope import ID_PATTERN, Envelope, EnvelopeError, parse, render
+from slopd.core.envelope import ID_PATTERN, render
 from slopd.core.ids import timestamp
 from slopd.core.layout import LANES, LEDGER_FILE
 from slopd.core.orders import Trust
 from slopd.core.receipts import Cursor, check_cursor, is_terminal
 from slopd.core.replies import ReplyClass
-from slopd.core.vocabulary import PROTOCOL
-from slopd.shell import fs, lock
+from slopd.shell import lock
 from slopd.shell.config import Config
 from slopd.shell.fs import Contents
 from slopd.shell.lanes import Hub
 from slopd.shell.ledger import Ledger
 from slopd.shell.receipts import Receipts
+from slopd.transport.mcp import approval
 from slopd.transport.mcp.waiting import Waker
 from slopd.transport.problems import Problem
 from slopd.transport.server import views
@@ -44,7 +42,6 @@ from slopd.transport.server.intake import Intake
 
 MAX_WAIT = 50.0
 MAX_CHARS = 20_000
-DRAFTS = "outbox/drafts"
 
 
 class Seat:
@@ -227,68 +224,12 @@ class Seat:
         return {"notes": listed, "pending": self.pending()}
 
     def request_approval(self, action: str, body: str, reason: str) -> dict[str, Any]:
-        """Rule 4."""
-        now = self.clock()
-        slug = submit.compose(
-            type="instigate", sender=self.seat, to="x", body="", slug=f"approve {action}"
-        ).id
-        name = f"{slug}.md"
-        principal, namespace = self._principal(), self.config.auth.namespace
-        order = Envelope(
-            protocol=PROTOCOL,
-            id=slug,
-            type="instigate",
-            sender=principal,
-            to=self.config.watcher,
-            created_at=timestamp(now),
-            auth=f"signed:{name}.sig",
-            mode="execute",
-            action=action,
-            body=f"{body.rstrip()}\n\nRequested by {self.seat}: {reason.strip()}\n",
-        )
-        data = render(order)
-        try:
-            parse(data, name=name)
-        except EnvelopeError as error:  # an action name that is not one, say: nothing written
-            raise Problem("invalid-envelope", "; ".join(error.reasons), tuple(error.reasons)) from None
-        try:
-            write_draft(self.hub, name, data)
-        except OSError as error:  # outbox/drafts a link, say: refused, nothing written
-            raise Problem(
-                "internal", f"outbox/drafts/{name} cannot be written: {error.strerror or error}"
-            ) from None
-        path = f"{DRAFTS}/{name}"
-        return {
-            "path": path,
-            "order": data.decode(),
-            "from": principal,
-            "sign_with_slopd": f"slopd sign --key ~/.ssh/id_ed25519 {path}",
-            "sign_with_ssh_keygen": f"ssh-keygen -Y sign -f ~/.ssh/id_ed25519 -n {namespace} {path}",
-            "then": f"move {path} and {path}.sig into authorized/ (the human, not an agent)",
-            "note": ""
-            if principal != "human"
-            else "set `from:` to your allowed_signers principal before signing",
-            "pending": self.pending(),
-        }
-
-    def _principal(self) -> str:
-        signers = self.trust.signers if self.trust is not None else ()
-        names = {entry.principals for entry in signers}
-        if len(names) == 1 and not any(mark in next(iter(names)) for mark in "*?,!"):
-            return next(iter(names))
-        return "human"
-
-
-def write_draft(hub: Hub, name: str, data: bytes) -> None:
-    """`outbox/drafts/NAME`, made without following a link, never replacing a draft."""
-    outbox = hub.lane_fd("outbox")
-    with contextlib.suppress(FileExistsError):
-        os.mkdir("drafts", 0o755, dir_fd=outbox)
-    fd = os.open("drafts", fs.DIR_FLAGS, dir_fd=outbox)
-    try:
-        fs.atomic_write(fd, name, data, replace=False)
-    finally:
-        os.close(fd)
+        """Rule 4 (`mcp.approval`)."""
+        drafted = approval.draft(
+            self.hub, self.config, self.trust, seat=self.seat, action=action, body=body, reason=reason,
+            now=self.clock(),
+        )  # fmt: skip
+        return {**drafted, "pending": self.pending()}
 
 
 def _summary(reply: dict[str, Any]) -> dict[str, Any]:

@@ -13,8 +13,6 @@ Rules:
 
 from __future__ import annotations
 
-import json
-import math
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
@@ -36,10 +34,9 @@ from slopd.core.receipts import Cursor, check_cursor, is_terminal
 from slopd.shell.lanes import Hub
 from slopd.shell.log import Logger
 from slopd.shell.receipts import Receipts
-from slopd.transport.problems import MEDIA_TYPE as PROBLEM
 from slopd.transport.problems import Problem
 from slopd.transport.ratelimit import Limiter
-from slopd.transport.server import views
+from slopd.transport.server import views, wire
 from slopd.transport.server.auth import Seats
 from slopd.transport.server.intake import Intake
 from slopd.transport.server.keeper import Keeper
@@ -72,53 +69,6 @@ class Service:
     )
 
 
-def _json(body: object, status: int = 200, headers: dict[str, str] | None = None) -> Response:
-    data = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
-    return Response(data, status, headers, media_type="application/json")
-
-
-def _problem(problem: Problem, headers: dict[str, str]) -> Response:
-    data = json.dumps(problem.body(), ensure_ascii=False).encode()
-    return Response(data, problem.status, {**headers, **problem.headers}, media_type=PROBLEM)
-
-
-def _number(request: Request, name: str, default: float, low: float, high: float | None) -> float:
-    raw = request.query_params.get(name)
-    if raw is None:
-        return default
-    try:
-        value = float(raw)
-    except ValueError:
-        raise Problem("bad-request", f"`{name}` must be a number, not {raw!r}") from None
-    if not math.isfinite(value) or value < low:
-        raise Problem("bad-request", f"`{name}` must be a finite number, at least {low:g}")
-    return value if high is None else min(value, high)
-
-
-def _integer(request: Request, name: str, default: int, low: int, high: int | None) -> int:
-    raw = request.query_params.get(name)
-    if raw is None:
-        return default
-    if not raw.isascii() or not raw.isdigit() or len(raw) > 18:
-        raise Problem("bad-request", f"`{name}` must be a whole number, not {raw[:40]!r}")
-    value = int(raw)
-    if value < low:
-        raise Problem("bad-request", f"`{name}` must be at least {low}")
-    return value if high is None else min(value, high)
-
-
-def media_type(header: str) -> tuple[str, dict[str, str]]:
-    """`type/subtype` and its parameters, names lower-cased, values unquoted (RFC 9110 §8.3.1)."""
-    if any(ord(char) < 0x20 or ord(char) == 0x7F for char in header):
-        raise Problem("bad-request", "the Content-Type holds control characters")
-    kind, *parts = header.split(";")
-    parameters = {}
-    for part in parts:
-        name, _, value = part.partition("=")
-        parameters[name.strip().lower()] = value.strip().strip('"')
-    return kind.strip().lower(), parameters
-
-
 class _Api:
     """The handlers; `endpoint` wraps each in rules 1 and 2."""
 
@@ -148,10 +98,10 @@ class _Api:
                 response = await handler(request, seat)
             except Problem as problem:
                 headers = headers or service.limiter.take(partition, time.monotonic()).headers
-                response = _problem(problem, headers)
+                response = wire.as_problem(problem, headers)
             except Exception as error:  # a handler's bug is a 500 naming it, never a crash
                 service.log.exception("http.failed", route=route, reason=str(error))
-                response = _problem(Problem("internal", "the server failed; see its log"), headers)
+                response = wire.as_problem(Problem("internal", "the server failed; see its log"), headers)
             finally:
                 service.in_flight -= 1
             response.headers.update(headers)
@@ -163,11 +113,11 @@ class _Api:
     async def post_envelope(self, request: Request, seat: str) -> Response:
         service = self.service
         kind = request.headers.get("content-type", "")
-        media, parameters = media_type(kind)
+        media, parameters = wire.media_type(kind)
         charset = parameters.get("charset", "").lower()
         if media not in ("text/markdown", "application/json") or charset not in ("", "utf-8"):
             raise Problem("unsupported-media-type", f"got {kind or 'no Content-Type'!r}")
-        data = await _body(request, service.intake.limit)
+        data = await wire.read_body(request, service.intake.limit)
         idempotency = request.headers.get("idempotency-key")
         json_form = media == "application/json"
         accepted = await anyio.to_thread.run_sync(
@@ -180,17 +130,19 @@ class _Api:
                 "http.received", id=receipt.id, seat=seat, file=f"inbox/{receipt.file}", seq=receipt.seq
             )
         body = receipt.public(replayed=True) if accepted.replayed else receipt.public()
-        return _json(body, 200 if accepted.replayed else 202, {"Location": views.receipt_location(receipt)})
+        return wire.as_json(
+            body, 200 if accepted.replayed else 202, {"Location": views.receipt_location(receipt)}
+        )
 
     async def get_envelope(self, request: Request, seat: str) -> Response:
         body, _type = views.envelope_state(self.service.receipts, seat, request.path_params["id"])
         if request.method == "HEAD":
             return Response(b"", 200, media_type="application/json")
-        return _json(body)
+        return wire.as_json(body)
 
     async def envelope_replies(self, request: Request, seat: str) -> Response:
         service, id = self.service, request.path_params["id"]
-        wait = _number(request, "wait", 0.0, 0.0, MAX_WAIT)
+        wait = wire.number(request, "wait", 0.0, 0.0, MAX_WAIT)
         type = views.envelope_state(service.receipts, seat, id)[1]
         kinds = submit.terminal_kinds(type or "")
         found = await service.doorbell.wait_for(
@@ -199,13 +151,15 @@ class _Api:
             wait,
         )
         terminal = is_terminal((reply.type for reply in found), kinds)
-        return _json({"replies": [views.reply(service.hub, reply) for reply in found], "terminal": terminal})
+        return wire.as_json(
+            {"replies": [views.reply(service.hub, reply) for reply in found], "terminal": terminal}
+        )
 
     async def feed(self, request: Request, seat: str) -> Response:
         service = self.service
-        after = _integer(request, "after", 0, 0, None)
-        limit = _integer(request, "limit", 50, 1, 100)
-        wait = _number(request, "wait", 0.0, 0.0, MAX_WAIT)
+        after = wire.integer(request, "after", 0, 0, None)
+        limit = wire.integer(request, "limit", 50, 1, 100)
+        wait = wire.number(request, "wait", 0.0, 0.0, MAX_WAIT)
         oldest, tail = service.receipts.bounds()
         match check_cursor(after, oldest=oldest, tail=tail):
             case Cursor.AHEAD:
@@ -218,7 +172,7 @@ class _Api:
             lambda: service.receipts.feed(seat, after, limit + 1), bool, wait
         )
         page = found[:limit]
-        return _json(
+        return wire.as_json(
             {
                 "replies": [views.reply(service.hub, reply) for reply in page],
                 "next_cursor": page[-1].seq if page else after,
@@ -237,8 +191,8 @@ class _Api:
 
     async def health(self, request: Request, seat: str) -> Response:
         if self.service.stopping:
-            return _json({"status": "stopping"}, 503, {"Retry-After": "5"})
-        return _json({"status": "ok"})
+            return wire.as_json({"status": "stopping"}, 503, {"Retry-After": "5"})
+        return wire.as_json({"status": "ok"})
 
     async def metrics(self, request: Request, seat: str) -> Response:
         return Response(await anyio.to_thread.run_sync(self.service.metrics.render), media_type=METRICS)
@@ -258,7 +212,7 @@ class _Api:
         problem = Problem(kind, f"{request.method} {request.url.path}")
         if self.service.stopping:
             problem = Problem("stopping", "the daemon is stopping; retry shortly", (), {"Retry-After": "5"})
-        response = _problem(problem, headers)
+        response = wire.as_problem(problem, headers)
         self.service.metrics.requests.labels("unknown", str(response.status_code)).inc()
         return response
 
@@ -275,7 +229,7 @@ def build(service: Service) -> Starlette:
         ("/metrics", api.metrics, ["GET"], False),
         ("/openapi.json", api.openapi, ["GET"], False),
     ]
-    batons = Keeper(service.hub, service.batons, _json, _body, service.summarize)
+    batons = Keeper(service.hub, service.batons, wire.as_json, wire.read_body, service.summarize)
     table += [
         ("/baton/registry", batons.registry, ["GET"], True),
         ("/baton/{vessel}", batons.vessel, ["GET"], True),
@@ -303,16 +257,3 @@ def build(service: Service) -> Starlette:
     app = Starlette(routes=routes, exception_handlers=handlers, lifespan=lifespan)
     app.router.redirect_slashes = False  # `/v1/replies/` is a 404 problem, not a 307 past rule 1
     return app
-
-
-async def _body(request: Request, limit: int) -> bytes:
-    declared = request.headers.get("content-length")
-    if declared is not None and declared.isdigit() and int(declared) > limit:
-        raise Problem("too-large", f"{declared} bytes is over the limit of {limit}")
-    chunks, size = [], 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            raise Problem("too-large", f"the body is over the limit of {limit} bytes")
-        chunks.append(chunk)
-    return b"".join(chunks)
