@@ -317,3 +317,15 @@ def test_a_configured_summarizer_writes_the_autobiography_and_a_failing_one_does
     fallback = (vessel.tree / "AUTOBIOGRAPHY.md").read_text()
     assert "**Gen-2 " in fallback
     assert "**Gen-1 " in fallback
+
+
+def test_the_projection_is_addressed_to_the_configured_watcher(vessel: Vessel, tmp_path: Path) -> None:
+    """A hub whose watcher is named only `watcher:laptop` gets the commit's handoff addressed to it."""
+    config = tmp_path / "etc" / "slopd.toml"
+    config.parent.mkdir()
+    config.write_text('names = ["watcher:laptop"]\n')
+    packed = vessel.pack(vessel.lease(), letter(1), state(), "--config", str(config))
+    assert packed.returncode == 0, packed.stderr
+    projected = json.loads(packed.stdout)["projected"]
+    text = (vessel.hub.root / "inbox" / f"{projected}.md").read_text()
+    assert "\nto: watcher:laptop\n" in text

@@ -73,9 +73,10 @@ def pack(
     now: str,
     after_write: Callable[[str], None] = lambda _: None,
     summarize: Summarizer | None = None,
+    watcher: str = "watcher",
 ) -> Packed | Gated | Refused:
     """Rule 1 (`now`: the commit's ISO 8601 time; `after_write`: called with each path written;
-    `summarize`: the configured summarizer, rule 4)."""
+    `summarize`: the configured summarizer, rule 4; `watcher`: whom the projection is `to`)."""
     score = report(request.letter)
     low = not score["passes"]
     if low and not request.accept_low_quality:
@@ -119,10 +120,10 @@ def pack(
     done = store.commit(tree.vessel, request.lease_id, generation, tree.generation, write)
     if not isinstance(done, Packed):
         return done
-    return replace(done, projected=project(tree, generation, request.letter, now))
+    return replace(done, projected=project(tree, generation, request.letter, now, watcher))
 
 
-def project(tree: Tree, generation: int, letter: str, now: str) -> str | None:
+def project(tree: Tree, generation: int, letter: str, now: str, watcher: str = "watcher") -> str | None:
     """Rule 3: drop the generation into the inbox as a `handoff` (its id; None if it could not be)."""
     identity = tree.read_json("IDENTITY.json")
     named = identity.get("project") if isinstance(identity, dict) else None
@@ -136,7 +137,7 @@ def project(tree: Tree, generation: int, letter: str, now: str) -> str | None:
     envelope = submit.compose(
         type="handoff",
         sender=tree.vessel,
-        to="watcher",
+        to=watcher,
         body=body,
         slug=f"baton {tree.vessel} v{generation}",
         project=named if isinstance(named, str) else None,

@@ -136,14 +136,23 @@ def pack(args: argparse.Namespace) -> int:
         context=_json_file(args.context, "context"),
         accept_low_quality=args.accept_low_quality,
     )
-    configured = load_config(root, Path(args.config) if args.config else None).baton_summarizer
+    config = load_config(root, Path(args.config) if args.config else None)
+    configured = config.baton_summarizer
     summarize = summarizer.command(configured) if configured else None
     hub = Hub(root)
     try:
         tree = _tree(hub, args.vessel)
         now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         store = Store(defaults.state_dir(root, args.state))
-        done = keeper.pack(tree, store, request, now=now, after_write=_crash_point(), summarize=summarize)
+        done = keeper.pack(
+            tree,
+            store,
+            request,
+            now=now,
+            after_write=_crash_point(),
+            summarize=summarize,
+            watcher=config.watcher,
+        )
     except BatonError as error:
         raise UsageError(f"{error.filename}: {error.strerror}") from None
     finally:

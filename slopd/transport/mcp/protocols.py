@@ -112,7 +112,9 @@ def baton_pack(
     )
     configured = seat.config.baton_summarizer
     summarize = summarizer.command(configured) if configured else None
-    done = keeper.pack(tree, Store(seat.state), asked, now=now, summarize=summarize)
+    done = keeper.pack(
+        tree, Store(seat.state), asked, now=now, summarize=summarize, watcher=seat.config.watcher
+    )
     if isinstance(done, keeper.Gated):
         raise Problem(
             "fails-gate", f"the letter fails the gate (score {done.score['average']}); nothing written"

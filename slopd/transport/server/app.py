@@ -60,6 +60,7 @@ class Service:
     log: Logger
     batons: Store
     summarize: Summarizer | None = None  # [baton.summarizer], for commits over the keeper API
+    watcher: str = "watcher"  # whom a commit's projection is addressed to (the config's watcher)
     mounted: list[BaseRoute] = field(default_factory=list)  # /mcp, when the MCP extra is installed
     lifespans: list[Callable[[], AbstractAsyncContextManager[None]]] = field(default_factory=list)
     stopping: bool = False
@@ -229,7 +230,9 @@ def build(service: Service) -> Starlette:
         ("/metrics", api.metrics, ["GET"], False),
         ("/openapi.json", api.openapi, ["GET"], False),
     ]
-    batons = Keeper(service.hub, service.batons, wire.as_json, wire.read_body, service.summarize)
+    batons = Keeper(
+        service.hub, service.batons, wire.as_json, wire.read_body, service.summarize, service.watcher
+    )
     table += [
         ("/baton/registry", batons.registry, ["GET"], True),
         ("/baton/{vessel}", batons.vessel, ["GET"], True),

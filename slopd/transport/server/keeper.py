@@ -44,9 +44,10 @@ class Keeper:
         answer: JsonResponse,
         read: Callable[[Request, int], Any],
         summarize: keeper.Summarizer | None = None,
+        watcher: str = "watcher",
     ) -> None:
         self.hub, self.store, self.answer, self.read = hub, store, answer, read
-        self.summarize = summarize
+        self.summarize, self.watcher = summarize, watcher
 
     def _tree(self, request: Request) -> Tree:
         try:
@@ -121,7 +122,9 @@ class Keeper:
         asked = _commit_request(await self._body(request))
         now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         done = await anyio.to_thread.run_sync(
-            lambda: keeper.pack(tree, self.store, asked, now=now, summarize=self.summarize)
+            lambda: keeper.pack(
+                tree, self.store, asked, now=now, summarize=self.summarize, watcher=self.watcher
+            )
         )
         if isinstance(done, keeper.Gated):
             raise Problem(

@@ -96,6 +96,7 @@ def make_service(app: App, host: str = "127.0.0.1") -> Service:
         metrics=Metrics(receipts, app.hub),
         log=log,
         batons=Store(app.state),
+        watcher=app.config.watcher,
         summarize=summarizer.command(app.config.baton_summarizer) if app.config.baton_summarizer else None,
     )
     app.bell.listen(lambda: service.metrics.replies_committed(receipts))
