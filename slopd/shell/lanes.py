@@ -190,7 +190,9 @@ class Hub:
     def remove_temps(self, *, now: float, inbox_age: float = 60.0) -> list[str]:
         """Remove slopd's own temp files and dirs left by a crash; returns what was removed.
 
-        In `inbox/` only temps older than `inbox_age` go: a `slopd send` may be writing one now.
+        In `inbox/` only temps older than `inbox_age` go: a `slopd send` (or the HTTP transport,
+        starting beside the daemon) may be writing one now, and may rename or remove it while it
+        is looked at — a temp gone meanwhile is simply not there to remove.
         """
         removed = []
         for lane in ("inbox", "outbox", "notes"):
@@ -198,17 +200,20 @@ class Hub:
                 fd = self.lane_fd(lane)
             except LaneError:
                 continue
-            for entry in os.scandir(fd):
-                if not is_temp(entry.name):
+            with os.scandir(fd) as entries:
+                names = [entry.name for entry in entries if is_temp(entry.name)]
+            for name in names:
+                try:
+                    status = os.stat(name, dir_fd=fd, follow_symlinks=False)
+                    if lane == "inbox" and now - status.st_mtime < inbox_age:
+                        continue
+                    if stat.S_ISDIR(status.st_mode):
+                        fs.remove_tree(fd, name)
+                    else:
+                        os.unlink(name, dir_fd=fd)
+                except FileNotFoundError:
                     continue
-                status = entry.stat(follow_symlinks=False)
-                if lane == "inbox" and now - status.st_mtime < inbox_age:
-                    continue
-                if stat.S_ISDIR(status.st_mode):
-                    fs.remove_tree(fd, entry.name)
-                else:
-                    os.unlink(entry.name, dir_fd=fd)
-                removed.append(f"{lane}/{entry.name}")
+                removed.append(f"{lane}/{name}")
         return removed
 
 

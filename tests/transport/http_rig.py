@@ -34,7 +34,8 @@ from tests.conftest import HubDir, RunningDaemon, envelope_text
 
 
 def with_tokens(hub: HubDir, seats: tuple[str, ...] = ("alice", "bob"), extra: str = "") -> dict[str, str]:
-    """Tokens for `seats`, in `hub.config`'s `[http] tokens` file; `extra` adds config lines."""
+    """Tokens for `seats`, in `hub.config`'s `[http] tokens` file; `extra` adds config lines (the
+    rate limit is lifted unless `extra` sets one: polling tests must not meet a 429)."""
     path = hub.config.parent / "tokens"
     text, issued = "", {}
     for number, seat in enumerate(seats):
@@ -42,7 +43,8 @@ def with_tokens(hub: HubDir, seats: tuple[str, ...] = ("alice", "bob"), extra: s
         text = token_file.add(text, seat, token)
         issued[seat] = token
     path.write_text(text, encoding="utf-8")
-    hub.write_config(f'[http]\ntokens = "{path}"\n{extra}')
+    limit = "" if "rate_limit" in extra else "rate_limit = 1000000\n"
+    hub.write_config(f'[http]\ntokens = "{path}"\n{limit}{extra}')
     return issued
 
 

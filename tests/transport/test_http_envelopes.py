@@ -487,6 +487,7 @@ async def test_an_id_the_file_lane_already_processed_is_replayed_for_the_same_by
         hub.drop(f"{ident}.md", data)
         await until(lambda: (row := input_row(hub, ident)) is not None and row[4] == "done")
         await until(lambda: hub.replies_to(ident))
+        await until(lambda: files(hub, "inbox") == {})  # `done` is committed before the move
         other = await live.post(tokens["alice"], markdown(ident, body="Other.\n"))
         problem(other, 422, "id-conflict")
         assert files(hub, "inbox") == {}
