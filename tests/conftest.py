@@ -24,6 +24,8 @@ from typing import IO, Any
 import pytest
 import yaml
 
+from tests import slopd_commands
+
 SLOPD = [sys.executable, "-m", "slopd"]
 
 
@@ -218,7 +220,9 @@ def fixture_hub(tmp_path: Path) -> HubDir:
     root = tmp_path / "hub"
     made = HubDir(root=root, state=tmp_path / "state", config=tmp_path / "config.toml", env=hub_env(tmp_path))
     # No home recorded: the first daemon started claims the hub (whatever names its config gives).
-    result = made.slopd("init", "--no-home", str(root))
+    # `slopd init` in this process (the same code as the command, whose own tests spawn it): a
+    # process per test's hub cost the suite about a minute on two cores.
+    result = slopd_commands.run("init", "--no-home", str(root))
     assert result.returncode == 0, result.stderr
     return made
 

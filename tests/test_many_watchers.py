@@ -33,6 +33,8 @@ import pytest
 
 from tests.conftest import HubDir, RunningDaemon, envelope_text, front_matter, hub_env, toml_argv, wait_for
 
+pytestmark = pytest.mark.slow  # real daemons on sockets or several watchers: the slow set
+
 PREFIX = "20260801t120000z"
 
 # The executor (argv: MACHINE JOURNAL DELAY [RELEASE]): reads its body, waits for RELEASE when

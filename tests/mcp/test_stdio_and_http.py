@@ -24,7 +24,7 @@ from tests.conftest import HubDir, front_matter
 from tests.mcp.rig import TOOLS, authorized, inbox, text_of
 from tests.transport.http_rig import bearer, served, until, with_tokens
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]  # real processes and sockets: the slow set
 
 INITIALIZE = {
     "jsonrpc": "2.0",

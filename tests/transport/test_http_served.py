@@ -23,6 +23,8 @@ import pytest
 from tests.conftest import SLOPD, HubDir, RunningDaemon
 from tests.transport.http_rig import markdown, served, with_tokens
 
+pytestmark = pytest.mark.slow  # real daemons on sockets or several watchers: the slow set
+
 
 def call(
     url: str, token: str, method: str = "GET", data: bytes | None = None, **headers: str

@@ -12,7 +12,7 @@ import pytest
 from tests.conftest import HubDir
 from tests.transport.http_rig import bearer, in_process, markdown, with_tokens
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]  # it waits out a 4 s settle
 
 
 @pytest.fixture(name="anyio_backend")

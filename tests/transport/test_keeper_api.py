@@ -9,11 +9,15 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from slopd.baton.score import report
 from tests.conftest import HubDir
 from tests.test_baton_pack import Vessel, letter, state
 from tests.transport.http_rig import served, with_tokens
 from tests.transport.test_http_served import call
+
+pytestmark = pytest.mark.slow  # real daemons on sockets or several watchers: the slow set
 
 
 def send(url: str, token: str, path: str, body: object) -> tuple[int, Any]:
