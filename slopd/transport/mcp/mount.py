@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import threading
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
@@ -43,6 +44,7 @@ class Desks:
         self.waker = Waker(None)
         self._stop = bell.listen(self.waker.poke)
         self._seats: dict[str, Seat] = {}
+        self._lock = threading.Lock()  # tools run on worker threads
 
     def __call__(self, context: Context[Any, Any] | None) -> Seat:
         request = context.request_context.request if context is not None else None
@@ -50,13 +52,14 @@ class Desks:
         name = getattr(state, SEAT_KEY, None)
         if not isinstance(name, str):
             raise RuntimeError("no seat on this MCP request")  # the mount always sets one
-        found = self._seats.get(name)
-        if found is None:
-            found = Seat(
-                self.app.hub, self.app.state, name, self.app.config, trust=self.trust, waker=self.waker
-            )
-            self._seats[name] = found
-        return found
+        with self._lock:
+            found = self._seats.get(name)
+            if found is None:
+                found = Seat(
+                    self.app.hub, self.app.state, name, self.app.config, trust=self.trust, waker=self.waker
+                )
+                self._seats[name] = found
+            return found
 
     def guide(self) -> str:
         found = self.app.hub.read_path("HUB.md", 256 << 10)
@@ -64,7 +67,9 @@ class Desks:
 
     def close(self) -> None:
         self._stop()
-        for seat in self._seats.values():
+        with self._lock:
+            seats, self._seats = list(self._seats.values()), {}
+        for seat in seats:
             seat.close()
 
 
@@ -85,8 +90,11 @@ def routes(
 
     @contextlib.asynccontextmanager
     async def lifespan() -> AsyncIterator[None]:
-        async with server.session_manager.run():
-            yield
+        try:
+            async with server.session_manager.run():
+                yield
+        finally:
+            desks.close()
 
     found = [
         Route("/mcp", guarded, methods=["GET", "POST", "DELETE"]),
