@@ -26,7 +26,7 @@ from slopd.core.envelope import ID_PATTERN, render
 from slopd.core.ids import timestamp
 from slopd.core.layout import LANES, LEDGER_FILE
 from slopd.core.orders import Trust
-from slopd.core.receipts import Cursor, check_cursor, is_terminal
+from slopd.core.receipts import is_terminal
 from slopd.core.replies import ReplyClass
 from slopd.shell import lock
 from slopd.shell.config import Config
@@ -143,25 +143,13 @@ class Seat:
         }
 
     def replies(self, after: int = 0, limit: int = 20, wait_s: float = 0.0) -> dict[str, Any]:
-        oldest, tail = self.receipts.bounds()
-        match check_cursor(after, oldest=oldest, tail=tail):
-            case Cursor.AHEAD:
-                raise Problem("cursor-ahead", f"after={after} is past the last reply's seq, {tail}")
-            case Cursor.EXPIRED:
-                raise Problem(
-                    "cursor-expired", f"after={after} is older than the oldest reply kept, {oldest}"
-                )
+        views.check_after(self.receipts, after)
         found = self.waker.wait_for(
             lambda: self.receipts.feed(self.seat, after, limit + 1), bool, min(max(wait_s, 0.0), MAX_WAIT)
         )
-        page = found[:limit]
-        return {
-            "replies": [_summary(views.reply(self.hub, reply)) for reply in page],
-            "next_cursor": page[-1].seq if page else after,
-            "has_more": len(found) > limit,
-            "tail_cursor": self.receipts.last_seq(self.seat),
-            "pending": self.pending(),
-        }
+        return views.feed_page(
+            self.hub, self.receipts, self.seat, found, after=after, limit=limit, shape=_summary
+        )
 
     def read(self, id: str, offset: int = 0, max_chars: int = MAX_CHARS) -> dict[str, Any]:
         """A reply to this seat, or an envelope it sent, a page of it at a time."""

@@ -30,7 +30,7 @@ from starlette.routing import BaseRoute, Route
 from slopd import submit
 from slopd.baton.keeper import Summarizer
 from slopd.baton.store import Store
-from slopd.core.receipts import Cursor, check_cursor, is_terminal
+from slopd.core.receipts import is_terminal
 from slopd.shell.lanes import Hub
 from slopd.shell.log import Logger
 from slopd.shell.receipts import Receipts
@@ -161,26 +161,12 @@ class _Api:
         after = wire.integer(request, "after", 0, 0, None)
         limit = wire.integer(request, "limit", 50, 1, 100)
         wait = wire.number(request, "wait", 0.0, 0.0, MAX_WAIT)
-        oldest, tail = service.receipts.bounds()
-        match check_cursor(after, oldest=oldest, tail=tail):
-            case Cursor.AHEAD:
-                raise Problem("cursor-ahead", f"after={after} is past the last reply's seq, {tail}")
-            case Cursor.EXPIRED:
-                raise Problem(
-                    "cursor-expired", f"after={after} is older than the oldest reply kept, {oldest}"
-                )
+        views.check_after(service.receipts, after)
         found = await service.doorbell.wait_for(
             lambda: service.receipts.feed(seat, after, limit + 1), bool, wait
         )
-        page = found[:limit]
         return wire.as_json(
-            {
-                "replies": [views.reply(service.hub, reply) for reply in page],
-                "next_cursor": page[-1].seq if page else after,
-                "has_more": len(found) > limit,
-                "tail_cursor": service.receipts.last_seq(seat),
-                "pending": service.receipts.pending(seat),
-            }
+            views.feed_page(service.hub, service.receipts, seat, found, after=after, limit=limit)
         )
 
     async def ack(self, request: Request, seat: str) -> Response:

@@ -9,8 +9,11 @@ Rules:
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from slopd.core.envelope import ID_PATTERN
-from slopd.core.receipts import Receipt, public_state
+from slopd.core.receipts import Cursor, Receipt, check_cursor, public_state
 from slopd.shell.fs import Contents
 from slopd.shell.lanes import Hub
 from slopd.shell.receipts import FeedReply, Receipts
@@ -65,6 +68,37 @@ def reply(hub: Hub, found: FeedReply) -> dict[str, object]:
         "written_at": found.written_at,
         "acked": found.acked_at is not None,
         "text": text,
+    }
+
+
+def check_after(receipts: Receipts, after: int) -> None:
+    """A feed's cursor, judged by `core.receipts.check_cursor`: 400 ahead, 410 expired."""
+    oldest, tail = receipts.bounds()
+    match check_cursor(after, oldest=oldest, tail=tail):
+        case Cursor.AHEAD:
+            raise Problem("cursor-ahead", f"after={after} is past the last reply's seq, {tail}")
+        case Cursor.EXPIRED:
+            raise Problem("cursor-expired", f"after={after} is older than the oldest reply kept, {oldest}")
+
+
+def feed_page(
+    hub: Hub,
+    receipts: Receipts,
+    seat: str,
+    found: list[FeedReply],
+    *,
+    after: int,
+    limit: int,
+    shape: Callable[[dict[str, Any]], dict[str, Any]] = lambda reply: reply,
+) -> dict[str, Any]:
+    """One page of `seat`'s feed from `found` (read with `limit + 1`, to know `has_more`)."""
+    page = found[:limit]
+    return {
+        "replies": [shape(reply(hub, item)) for item in page],
+        "next_cursor": page[-1].seq if page else after,
+        "has_more": len(found) > limit,
+        "tail_cursor": receipts.last_seq(seat),
+        "pending": receipts.pending(seat),
     }
 
 
