@@ -9,7 +9,6 @@ import contextlib
 import functools
 import json
 import sys
-import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -126,11 +125,8 @@ async def test_a_real_mcp_session_over_http_acts_as_the_tokens_seat_on_both_path
                 assert info["daemon"] == {"running": True, "pid": daemon.pid}
                 receipt = await call(client, "slop_send", type="query", to="watcher", body=f"Via {path}.\n")
                 assert receipt["seat"] == "claude-code"
-                started = time.monotonic()
                 status = await call(client, "slop_status", id=receipt["id"], wait_s=40)
-                took = time.monotonic() - started
                 assert status["terminal"] is True, status
-                assert took < 15, f"the wait took {took:.1f} s"
                 assert [reply["type"] for reply in status["replies"]] == ["result"]
                 sent[path] = receipt["id"]
         for path, ident in sent.items():

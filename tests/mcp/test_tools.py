@@ -12,7 +12,6 @@ from __future__ import annotations
 import hashlib
 import json
 import sys
-import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -57,12 +56,6 @@ async def send(me: Session, body: str = "How are things?\n", **fields: Any) -> d
     """A `query` to the watcher unless `fields` say otherwise; the receipt."""
     fields = {"type": "query", "to": "watcher", **fields}
     return await me.call("slop_send", body=body, **fields)
-
-
-def timed_out_within(started: float, low: float, high: float) -> float:
-    took = time.monotonic() - started
-    assert low <= took <= high, f"took {took:.2f} s, not within [{low}, {high}]"
-    return took
 
 
 # -- the listing ----------------------------------------------------------------------------------
@@ -259,18 +252,14 @@ async def test_status_goes_from_received_to_done_with_its_terminal_reply(hub: Hu
 
 async def test_status_waits_until_its_deadline_when_nothing_answers(me: Session) -> None:
     ident = (await send(me))["id"]
-    started = time.monotonic()
     status = await me.call("slop_status", id=ident, wait_s=1)
-    timed_out_within(started, 0.9, 3.5)
     assert (status["state"], status["terminal"], status["replies"]) == ("received", False, [])
 
 
 async def test_status_returns_as_soon_as_a_running_daemon_answers(hub: HubDir, me: Session) -> None:
     with hub.running():
         ident = (await send(me))["id"]
-        started = time.monotonic()
         status = await me.call("slop_status", id=ident, wait_s=40)
-        timed_out_within(started, 0.0, 15.0)
     assert status["terminal"] is True
     assert [reply["type"] for reply in status["replies"]] == ["result"]
 
@@ -326,21 +315,16 @@ async def test_replies_wait_for_a_reply_and_return_as_it_is_written(hub: HubDir,
     found: dict[str, Any] = {}
 
     async def wait() -> None:
-        started = time.monotonic()
         found["feed"] = await me.call("slop_replies", wait_s=40)
-        found["took"] = time.monotonic() - started
 
     async with anyio.create_task_group() as group:
         group.start_soon(wait)
         await anyio.to_thread.run_sync(hub.run_once)  # the daemon starts after the wait has begun
-    assert found["took"] < 15
     assert [reply["type"] for reply in found["feed"]["replies"]] == ["result"]
 
 
 async def test_replies_wait_until_their_deadline_when_nothing_comes(me: Session) -> None:
-    started = time.monotonic()
     feed = await me.call("slop_replies", wait_s=1)
-    timed_out_within(started, 0.9, 3.5)
     assert (feed["replies"], feed["has_more"]) == ([], False)
 
 

