@@ -11,9 +11,9 @@ Rules:
    never replacing a file that is there (FileExistsError).
 3. The terminal reply of a handshake or note is its `ack`; of any other request, its
    `result` or `error`; a reply (`ack`, `result`, `error`) gets none.
-4. `await_reply` is woken by the filesystem (a watch on `outbox/`), looks once after the
-   watch has begun — so a reply written before is not missed — and again at each event, with
-   a look every `RECHECK` seconds in case events are lost (network filesystems).
+4. `await_reply` is woken by the filesystem (`shell.waker`: a watch on `outbox/`), looks once
+   after the watch has begun — so a reply written before is not missed — and again at each
+   event, with a look every second besides in case events are lost (network filesystems).
 5. `attach` copies a file into `assets/` atomically (never replacing other bytes of that name)
    and gives its SHA-256 reference, for `compose(assets=…)`.
 """
@@ -22,8 +22,6 @@ from __future__ import annotations
 
 import os
 import re
-import threading
-import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -34,8 +32,8 @@ from slopd.core.envelope import Envelope, parse, render
 from slopd.core.ids import reply_id, timestamp
 from slopd.core.vocabulary import PROTOCOL, REPLY_TYPES
 from slopd.shell.lanes import Hub
+from slopd.shell.waker import Waker
 
-RECHECK = 1.0
 _SLUG = re.compile(r"[^a-z0-9-]+")
 
 
@@ -126,27 +124,10 @@ def find_reply(root: Path, envelope_id: str, kinds: tuple[str, ...]) -> Reply | 
 
 def await_reply(root: Path, envelope_id: str, kinds: tuple[str, ...], timeout: float) -> Reply | None:
     """Rule 4: the terminal reply to `envelope_id`, or None when none came within `timeout`."""
-    from slopd.shell.watcher import Notice, Watcher  # noqa: PLC0415  # only waiting needs watchdog
-
-    names = {f"{reply_id(envelope_id, kind)}.md" for kind in kinds}
-    arrived = threading.Event()
-
-    def put(notice: Notice) -> None:
-        if notice[1] in names or not notice[1]:  # its reply, or events were lost: look now
-            arrived.set()
-
-    watcher = Watcher(root, ("outbox",), polling=False, put=put)
-    watcher.start()
-    deadline = time.monotonic() + timeout
+    waker = Waker(root)  # a watch on outbox/, begun before the first look
     try:
-        while True:
-            arrived.clear()
-            found = find_reply(root, envelope_id, kinds)
-            if found is not None:
-                return found
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                return None
-            arrived.wait(timeout=min(remaining, RECHECK))
+        return waker.wait_for(
+            lambda: find_reply(root, envelope_id, kinds), lambda found: found is not None, timeout
+        )
     finally:
-        watcher.stop()
+        waker.close()

@@ -35,20 +35,32 @@ def shell_block(heading: str) -> str:
     return str(block)
 
 
-def test_the_two_person_approval_block_runs_and_releases_once(tmp_path: Path) -> None:
-    """Two humans sign one order; `slopd verify` accepts it; the daemon runs the action once and
-    archives the order with both sidecars."""
-    env = dict(os.environ, HOME=str(tmp_path), TMPDIR=str(tmp_path))
+def block_env(tmp_path: Path) -> dict[str, str]:
+    """A home of its own in `tmp_path`, the installed `slopd` first on PATH, no inherited token."""
+    env = dict(os.environ, HOME=str(tmp_path), TMPDIR=str(tmp_path), XDG_STATE_HOME=str(tmp_path / "state"))
     env["PATH"] = f"{Path(sys.executable).parent}:{env['PATH']}"
+    env.pop("SLOPD_TOKEN", None)
+    return env
+
+
+def run_block(block: str, tmp_path: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    """`block` under `bash -euo pipefail` in `block_env`, then `pwd`: it must exit 0."""
     result = subprocess.run(
-        ["bash", "-c", "set -euo pipefail\n" + shell_block("Two-person approval") + "\npwd\n"],
-        env=env,
+        ["bash", "-c", "set -euo pipefail\n" + block + "\npwd\n"],
+        env={**block_env(tmp_path), **env},
         capture_output=True,
         text=True,
         timeout=120,
         check=False,
     )
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    return result
+
+
+def test_the_two_person_approval_block_runs_and_releases_once(tmp_path: Path) -> None:
+    """Two humans sign one order; `slopd verify` accepts it; the daemon runs the action once and
+    archives the order with both sidecars."""
+    result = run_block(shell_block("Two-person approval"), tmp_path)
     assert "good signature by alice@example.com" in result.stdout
     assert "with bob@example.com (SHA256:" in result.stdout
     assert "released by two humans" in result.stdout
@@ -76,18 +88,8 @@ def test_the_security_key_block_is_valid_shell_and_its_config_is_accepted() -> N
 def test_the_mep_block_runs_and_registers_the_merge_driver(tmp_path: Path) -> None:
     """The MEP block writes a conformant log, registers the driver and commits; its pre-commit
     hook is valid YAML naming a command that lints."""
-    env = dict(os.environ, HOME=str(tmp_path), TMPDIR=str(tmp_path), GIT_CONFIG_NOSYSTEM="1")
-    env["PATH"] = f"{Path(sys.executable).parent}:{env['PATH']}"
     block = shell_block("MEP handoff logs")
-    result = subprocess.run(
-        ["bash", "-c", "set -euo pipefail\n" + block + "\npwd\n"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    result = run_block(block, tmp_path, GIT_CONFIG_NOSYSTEM="1")
     repo = Path(result.stdout.strip().splitlines()[-1])
     assert "handoff.md merge=mep" in (repo / ".gitattributes").read_text()
     driver = subprocess.run(
@@ -104,7 +106,7 @@ def test_the_mep_block_runs_and_registers_the_merge_driver(tmp_path: Path) -> No
     hook = yaml.safe_load(hook_yaml)["repos"][0]["hooks"][0]
     linted = subprocess.run(
         [*hook["entry"].split(), str(repo / "handoff.md")],
-        env=env,
+        env=block_env(tmp_path),
         capture_output=True,
         text=True,
         check=False,
@@ -121,18 +123,7 @@ def test_the_agents_over_http_block_runs_posts_reads_and_sends(tmp_path: Path) -
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     block = shell_block("Agents over HTTP").replace("8787", str(port))
-    env = dict(os.environ, HOME=str(tmp_path), TMPDIR=str(tmp_path), XDG_STATE_HOME=str(tmp_path / "state"))
-    env["PATH"] = f"{Path(sys.executable).parent}:{env['PATH']}"
-    env.pop("SLOPD_TOKEN", None)
-    result = subprocess.run(
-        ["bash", "-c", "set -euo pipefail\n" + block + "\npwd\n"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    result = run_block(block, tmp_path)
     receipt = re.search(
         r'\{"id":"20261201t090000z-hello","seat":"claude-code".*?"status":"accepted"\}', result.stdout
     )
@@ -149,18 +140,8 @@ def test_the_agents_over_http_block_runs_posts_reads_and_sends(tmp_path: Path) -
 def test_the_baton_block_runs_init_lease_pack_boot_and_registry(tmp_path: Path) -> None:
     """The letter in the block passes the gate; the pack commits generation 1; boot and the
     registry see it, with the boot recorded."""
-    env = dict(os.environ, HOME=str(tmp_path), TMPDIR=str(tmp_path), XDG_STATE_HOME=str(tmp_path / "state"))
-    env["PATH"] = f"{Path(sys.executable).parent}:{env['PATH']}"
     block = shell_block("Baton handoffs between agent generations")
-    result = subprocess.run(
-        ["bash", "-c", "set -euo pipefail\n" + block + "\npwd\n"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    result = run_block(block, tmp_path)
     workdir = Path(result.stdout.strip().splitlines()[-1])
     tree = workdir / "hub" / "batons" / "oracle"
     assert (tree / "GENERATION").read_text() == "1"

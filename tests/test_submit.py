@@ -15,6 +15,7 @@ import pytest
 
 from slopd import submit
 from slopd.core.envelope import EnvelopeError, parse, render
+from slopd.shell import waker
 from slopd.shell.lanes import Hub
 from tests.conftest import HubDir, envelope_text
 
@@ -97,7 +98,7 @@ def test_await_reply_is_woken_by_the_reply_being_written(
 ) -> None:
     """With its safety re-check pushed out past the test's timeout, the reply written later is
     still returned: the watch on outbox/ woke it, not a poll."""
-    monkeypatch.setattr(submit, "RECHECK", 3600.0)
+    monkeypatch.setattr(waker, "RECHECK", 3600.0)
     writer = threading.Timer(0.3, write_reply, args=(hub.root, "x-2.error.md", "an error\n"))
     writer.start()
     try:

@@ -53,6 +53,15 @@ class Packed:
     low_quality: bool
     projected: str | None = None  # the id of the handoff envelope dropped into the inbox
 
+    def as_json(self) -> dict[str, Any]:
+        """What a pack answers: the score, the generation written, LOW_QUALITY, the projection."""
+        return {
+            **self.score,
+            "generation": self.generation,
+            "LOW_QUALITY": self.low_quality,
+            "projected": self.projected,
+        }
+
 
 @dataclass(frozen=True, slots=True)
 class Request:

@@ -11,16 +11,12 @@ Rules:
 from __future__ import annotations
 
 import os
-from datetime import UTC, datetime
 from typing import Any
 
 from slopd.baton.store import Boot, Store
 from slopd.baton.tree import FOLDER, VESSEL, BatonError, Tree
+from slopd.core.ids import stamp_seconds
 from slopd.shell.lanes import Hub, LaneError
-
-
-def stamp(seconds: float) -> str:
-    return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def vessels(hub: Hub) -> list[str]:
@@ -48,12 +44,16 @@ def entry(tree: Tree, store: Store, *, boots: dict[str, Boot] | None = None, now
     if lease is not None and lease.live(now):
         found["lease"] = {
             "holder": lease.holder,
-            "expires": stamp(lease.expires),
+            "expires": stamp_seconds(lease.expires),
             "generation": lease.generation,
         }
     boot = (boots if boots is not None else store.boots()).get(tree.vessel)
     if boot is not None:
-        found["last_boot"] = {"generation": boot.generation, "at": stamp(boot.at), "bootable": boot.bootable}
+        found["last_boot"] = {
+            "generation": boot.generation,
+            "at": stamp_seconds(boot.at),
+            "bootable": boot.bootable,
+        }
     return found
 
 

@@ -14,6 +14,7 @@ from collections.abc import Callable
 
 from slopd.baton.generations import Past, summary_input
 from slopd.shell import executor
+from slopd.shell.config import Config
 
 TIMEOUT = 120.0
 
@@ -34,3 +35,8 @@ def command(
         return text if text.strip() else None
 
     return summarize
+
+
+def configured(config: Config) -> Callable[[str, list[Past]], str | None] | None:
+    """The config's `[baton.summarizer]`, or None when there is none."""
+    return command(config.baton_summarizer) if config.baton_summarizer else None

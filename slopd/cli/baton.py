@@ -28,6 +28,7 @@ from slopd.baton.score import report
 from slopd.baton.store import Store
 from slopd.baton.tree import BatonError, Tree
 from slopd.core.errors import UsageError
+from slopd.core.ids import stamp_seconds, timestamp
 from slopd.shell import defaults, fs
 from slopd.shell.lanes import Hub, require_hub
 
@@ -97,19 +98,19 @@ def lease(args: argparse.Namespace) -> int:
     finally:
         hub.close()
     if isinstance(taken, leases.Held):
-        until = _stamp(taken.expires)
+        until = stamp_seconds(taken.expires)
         print(f"slopd baton lease: {args.vessel} is leased to {taken.holder} until {until}", file=sys.stderr)
         return 1
     print(
         json.dumps(
-            {"lease_id": taken.lease_id, "expires": _stamp(taken.expires), "generation": taken.generation}
+            {
+                "lease_id": taken.lease_id,
+                "expires": stamp_seconds(taken.expires),
+                "generation": taken.generation,
+            }
         )
     )
     return 0
-
-
-def _stamp(seconds: float) -> str:
-    return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _json_file(name: str | None, what: str) -> object | None:
@@ -137,12 +138,11 @@ def pack(args: argparse.Namespace) -> int:
         accept_low_quality=args.accept_low_quality,
     )
     config = load_config(root, Path(args.config) if args.config else None)
-    configured = config.baton_summarizer
-    summarize = summarizer.command(configured) if configured else None
+    summarize = summarizer.configured(config)
     hub = Hub(root)
     try:
         tree = _tree(hub, args.vessel)
-        now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        now = timestamp(datetime.now(UTC))
         store = Store(defaults.state_dir(root, args.state))
         done = keeper.pack(
             tree,
@@ -165,8 +165,7 @@ def pack(args: argparse.Namespace) -> int:
     if isinstance(done, leases.Refused):
         print(f"slopd baton pack: refused, nothing written: {done.reason}", file=sys.stderr)
         return 1
-    printed = {**done.score, "generation": done.generation, "LOW_QUALITY": done.low_quality}
-    print(json.dumps({**printed, "projected": done.projected}, indent=2))
+    print(json.dumps(done.as_json(), indent=2))
     return 0
 
 

@@ -29,3 +29,8 @@ def reply_id(original_id: str, kind: str) -> str:
 def timestamp(now: datetime) -> str:
     """`created_at` as slopd writes it: UTC, whole seconds, `Z`."""
     return now.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def stamp_seconds(seconds: float) -> str:
+    """`timestamp` of a time given in seconds since the epoch (a lease's expiry, a boot)."""
+    return timestamp(datetime.fromtimestamp(seconds, UTC))

@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from slopd.core.ids import stamp_seconds
 from slopd.core.layout import INPUT_LANES, LOCK_FILE, LOG_FILE
 from slopd.core.names import Kind, classify
 from slopd.core.vocabulary import MAX_ENVELOPE_BYTES
@@ -103,7 +104,7 @@ def gather(hub: Hub, ledger: Ledger | None, holder: int | None, state: Path) -> 
     if holder is not None:
         try:
             started = (state / LOCK_FILE).stat().st_mtime
-            since = datetime.fromtimestamp(started, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+            since = stamp_seconds(started)
         except OSError:
             pass
     try:

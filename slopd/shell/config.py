@@ -312,7 +312,7 @@ def _named(
 def _auth(value: object, key: str) -> Auth:
     table = _Table(value, key)
     auth = Auth(
-        allowed_signers=table.take("allowed_signers", lambda v, k: Path(_string(v, k)), None),
+        allowed_signers=table.take("allowed_signers", _path, None),
         namespace=table.take("namespace", _string, "slop"),
         max_age=table.take("max_age", _positive, 86400.0),
         sig_grace=table.take("sig_grace", _non_negative, 60.0),

@@ -51,19 +51,15 @@ def free_port() -> int:
         return port
 
 
+def start_on_every_address(hub: HubDir) -> subprocess.CompletedProcess[str]:
+    """`slopd run --http 0.0.0.0:0` with the hub's config: a start that must be refused."""
+    where = ("--hub", str(hub.root), "--state", str(hub.state), "--config", str(hub.config))
+    return hub.slopd("run", *where, "--http", "0.0.0.0:0")
+
+
 def test_a_non_loopback_address_without_tls_or_allow_plaintext_refuses_to_start(hub: HubDir) -> None:
     with_tokens(hub)
-    done = hub.slopd(
-        "run",
-        "--hub",
-        str(hub.root),
-        "--state",
-        str(hub.state),
-        "--config",
-        str(hub.config),
-        "--http",
-        "0.0.0.0:0",
-    )
+    done = start_on_every_address(hub)
     assert done.returncode == 2
     assert "tls_cert" in done.stderr
     assert "allow_plaintext" in done.stderr
@@ -73,17 +69,7 @@ def test_a_non_loopback_address_without_tls_or_allow_plaintext_refuses_to_start(
 
 def test_a_non_loopback_address_needs_a_tokens_file_even_in_plaintext(hub: HubDir) -> None:
     hub.write_config("[http]\nallow_plaintext = true\n")
-    done = hub.slopd(
-        "run",
-        "--hub",
-        str(hub.root),
-        "--state",
-        str(hub.state),
-        "--config",
-        str(hub.config),
-        "--http",
-        "0.0.0.0:0",
-    )
+    done = start_on_every_address(hub)
     assert done.returncode == 2
     assert "[http] tokens" in done.stderr
 

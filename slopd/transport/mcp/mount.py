@@ -27,9 +27,9 @@ from starlette.types import Receive, Scope, Send
 from slopd.app import App
 from slopd.core.orders import Trust
 from slopd.shell.bell import Bell
+from slopd.shell.waker import Waker
 from slopd.transport.mcp import server as mcp_server
 from slopd.transport.mcp.seat import Seat
-from slopd.transport.mcp.waiting import Waker
 from slopd.transport.problems import MEDIA_TYPE, Problem
 from slopd.transport.server.auth import Seats
 

@@ -12,8 +12,6 @@ Rules:
 
 from __future__ import annotations
 
-import time
-from datetime import UTC, datetime
 from typing import Any
 
 from slopd.baton import keeper, leases, summarizer
@@ -22,6 +20,7 @@ from slopd.baton.store import Store
 from slopd.baton.tree import BatonError, Tree
 from slopd.handoff import compose, digest, lint, standup
 from slopd.handoff.board import Board
+from slopd.transport import keeping
 from slopd.transport.mcp.seat import Seat
 from slopd.transport.problems import Problem
 
@@ -63,16 +62,9 @@ def standup_append(seat: Seat, project: str, entry: str) -> dict[str, Any]:
 
 
 def _tree(seat: Seat, vessel: str, *, own: bool) -> Tree:
-    try:
-        tree = Tree(seat.hub, vessel)
-    except ValueError as error:
-        raise Problem("not-found", str(error)) from None
-    if not tree.exists():
-        raise Problem("not-found", f"no vessel {vessel} on this hub (slopd baton init)")
-    if own and seat.seat != vessel:
-        raise Problem(
-            "wrong-seat", f"only the seat {vessel!r} leases and packs it; this seat is {seat.seat!r}"
-        )
+    tree = keeping.vessel(seat.hub, vessel)
+    if own:
+        keeping.own(tree, seat.seat)
     return tree
 
 
@@ -88,13 +80,7 @@ def baton_boot(seat: Seat, vessel: str, budget: int | None = None) -> dict[str, 
 
 
 def baton_lease(seat: Seat, vessel: str, ttl: float = leases.DEFAULT_TTL) -> dict[str, Any]:
-    tree = _tree(seat, vessel, own=True)
-    taken = Store(seat.state).take(vessel, seat.seat, leases.check_ttl(ttl), tree.generation)
-    if isinstance(taken, leases.Held):
-        until = datetime.fromtimestamp(taken.expires, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-        raise Problem("leased", f"{vessel} is leased to {taken.holder} until {until}")
-    stamp = datetime.fromtimestamp(taken.expires, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-    return {"lease_id": taken.lease_id, "expires": stamp, "generation": taken.generation}
+    return keeping.lease(_tree(seat, vessel, own=True), Store(seat.state), seat.seat, leases.check_ttl(ttl))
 
 
 def baton_pack(
@@ -106,27 +92,11 @@ def baton_pack(
     accept_low_quality: bool = False,
 ) -> dict[str, Any]:
     tree = _tree(seat, vessel, own=True)
-    now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     asked = keeper.Request(
         lease_id=lease_id, letter=letter, state=state, accept_low_quality=accept_low_quality
     )
-    configured = seat.config.baton_summarizer
-    summarize = summarizer.command(configured) if configured else None
-    done = keeper.pack(
-        tree, Store(seat.state), asked, now=now, summarize=summarize, watcher=seat.config.watcher
-    )
-    if isinstance(done, keeper.Gated):
-        raise Problem(
-            "fails-gate", f"the letter fails the gate (score {done.score['average']}); nothing written"
-        )
-    if isinstance(done, leases.Refused):
-        raise Problem("stale-lease", done.reason)
-    return {
-        **done.score,
-        "generation": done.generation,
-        "LOW_QUALITY": done.low_quality,
-        "projected": done.projected,
-    }
+    summarize = summarizer.configured(seat.config)
+    return keeping.commit(tree, Store(seat.state), asked, summarize=summarize, watcher=seat.config.watcher)
 
 
 def baton_score(letter: str) -> dict[str, Any]:

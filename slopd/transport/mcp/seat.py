@@ -34,8 +34,8 @@ from slopd.shell.fs import Contents
 from slopd.shell.lanes import Hub
 from slopd.shell.ledger import Ledger
 from slopd.shell.receipts import Receipts
+from slopd.shell.waker import Waker
 from slopd.transport.mcp import approval
-from slopd.transport.mcp.waiting import Waker
 from slopd.transport.problems import Problem
 from slopd.transport.server import views
 from slopd.transport.server.intake import Intake
@@ -58,7 +58,7 @@ class Seat:
     ) -> None:
         self.hub, self.state, self.seat, self.config, self.trust = hub, state, seat, config, trust
         state.mkdir(parents=True, exist_ok=True, mode=0o700)
-        Ledger(state / LEDGER_FILE).close()  # the schema, if no daemon has made it yet
+        self.ledger = Ledger(state / LEDGER_FILE)  # makes the schema if no daemon has; reads notes
         self.receipts = Receipts(state / LEDGER_FILE)
         self.intake = Intake(hub, self.receipts, config.max_envelope_bytes, clock)
         self.waker = waker or Waker(hub.root)
@@ -67,6 +67,7 @@ class Seat:
     def close(self) -> None:
         self.waker.close()
         self.receipts.close()
+        self.ledger.close()
 
     def pending(self) -> int:
         return self.receipts.pending(self.seat)
@@ -200,11 +201,7 @@ class Seat:
         return {"id": id, "acked": True, "pending": self.pending()}
 
     def notes(self, search: str | None = None, limit: int = 20) -> dict[str, Any]:
-        ledger = Ledger(self.state / LEDGER_FILE)
-        try:
-            found = ledger.notes(search)[:limit]
-        finally:
-            ledger.close()
+        found = self.ledger.notes(search)[:limit]
         listed = [
             {"id": note.id, "from": note.sender, "created_at": note.created_at, "title": note.title}
             for note in found

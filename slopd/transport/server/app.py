@@ -17,6 +17,7 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from importlib import resources
 from typing import Any
 
@@ -30,6 +31,7 @@ from starlette.routing import BaseRoute, Route
 from slopd import submit
 from slopd.baton.keeper import Summarizer
 from slopd.baton.store import Store
+from slopd.core.ids import timestamp
 from slopd.core.receipts import is_terminal
 from slopd.shell.lanes import Hub
 from slopd.shell.log import Logger
@@ -171,7 +173,7 @@ class _Api:
 
     async def ack(self, request: Request, seat: str) -> Response:
         id = request.path_params["id"]
-        now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        now = timestamp(datetime.now(UTC))
         if not await anyio.to_thread.run_sync(lambda: self.service.receipts.ack(seat, id, now)):
             raise views.not_found(f"reply {id}")
         return Response(b"", 204)

@@ -58,6 +58,7 @@ class Intake:
     ) -> None:
         self.hub, self.receipts, self.limit, self.clock = hub, receipts, limit, clock
         self.arrived = arrived
+        self._kill_after_drop = bool(os.environ.get(_KILL_SEAM))
 
     def accept(self, seat: str, data: bytes, *, json_form: bool, idempotency_key: str | None) -> Accepted:
         """Rules 1-4; a refusal is a `Problem`."""
@@ -96,7 +97,7 @@ class Intake:
         except BaseException:
             self.receipts.forget(envelope.key)
             raise
-        if os.environ.get(_KILL_SEAM):
+        if self._kill_after_drop:
             os.kill(os.getpid(), signal.SIGKILL)
         self.receipts.written(envelope.key)
         self.arrived("inbox", file)  # complete: the daemon need not wait for it to settle

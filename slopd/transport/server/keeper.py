@@ -4,10 +4,8 @@ Rules:
 1. Any valid token reads (`GET /baton/registry`, `GET /baton/{vessel}`, the autobiography) and
    scores; only the vessel's own seat (the token's seat equal to the vessel's name) leases
    and commits (403 otherwise).
-2. A lease while another is live is 409 naming the holder and the expiry; a commit with a
-   stale, released or foreign lease, or another generation than the lease's, is 409; a letter
-   that fails the gate (without `accept_low_quality`) is 422 with its score. A refusal writes
-   nothing. The work is `baton.keeper`'s, the same code as `slopd baton`.
+2. Leases, commits and their refusals (409, 422) are `transport.keeping`'s, shared with the MCP
+   tools; the work is `baton.keeper`'s, the same code as `slopd baton`.
 3. JSON bodies: an object with the documented keys and types, else 400 naming the key;
    at most 4 MiB. An unknown vessel, or a name that is not one, is 404.
 """
@@ -17,7 +15,6 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
-from datetime import UTC, datetime
 from typing import Any
 
 import anyio.to_thread
@@ -25,11 +22,12 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from slopd.baton import keeper, leases
-from slopd.baton.registry import entry, registry, stamp
+from slopd.baton.registry import entry, registry
 from slopd.baton.score import report
 from slopd.baton.store import Store
 from slopd.baton.tree import BatonError, Tree
 from slopd.shell.lanes import Hub
+from slopd.transport import keeping
 from slopd.transport.problems import Problem
 
 MAX_BODY = 4 << 20
@@ -50,13 +48,7 @@ class Keeper:
         self.summarize, self.watcher = summarize, watcher
 
     def _tree(self, request: Request) -> Tree:
-        try:
-            tree = Tree(self.hub, request.path_params["vessel"])
-        except ValueError:
-            raise Problem("not-found", "no such vessel") from None
-        if not tree.exists():
-            raise Problem("not-found", f"no vessel {tree.vessel} on this hub (slopd baton init)")
-        return tree
+        return keeping.vessel(self.hub, request.path_params["vessel"])
 
     async def _body(self, request: Request) -> dict[str, Any]:
         data = await self.read(request, MAX_BODY)
@@ -67,13 +59,6 @@ class Keeper:
         if not isinstance(body, dict):
             raise Problem("bad-request", "the body must be a JSON object")
         return body
-
-    @staticmethod
-    def _own(tree: Tree, seat: str) -> None:
-        if seat != tree.vessel:
-            raise Problem(
-                "wrong-seat", f"only the seat {tree.vessel!r} leases and commits it; this token is {seat!r}"
-            )
 
     async def registry(self, request: Request, seat: str) -> Response:
         found = await anyio.to_thread.run_sync(lambda: registry(self.hub, self.store, now=time.time()))
@@ -94,7 +79,7 @@ class Keeper:
 
     async def lease(self, request: Request, seat: str) -> Response:
         tree = self._tree(request)
-        self._own(tree, seat)
+        keeping.own(tree, seat)
         body = await self._body(request)
         holder, ttl = body.get("holder"), body.get("ttl", leases.DEFAULT_TTL)
         if not isinstance(holder, str) or not 0 < len(holder) <= 128:
@@ -105,43 +90,17 @@ class Keeper:
             leases.check_ttl(float(ttl))
         except ValueError as error:
             raise Problem("bad-request", f"`ttl`: {error}") from None
-        taken = await anyio.to_thread.run_sync(
-            lambda: self.store.take(tree.vessel, holder, float(ttl), tree.generation)
-        )
-        if isinstance(taken, leases.Held):
-            until = stamp(taken.expires)
-            detail = f"{tree.vessel} is leased to {taken.holder} until {until}"
-            raise Problem("leased", detail, extra={"holder": taken.holder, "expires": until})
-        return self.answer(
-            {"lease_id": taken.lease_id, "expires": stamp(taken.expires), "generation": taken.generation}
-        )
+        taken = await anyio.to_thread.run_sync(lambda: keeping.lease(tree, self.store, holder, float(ttl)))
+        return self.answer(taken)
 
     async def commit(self, request: Request, seat: str) -> Response:
         tree = self._tree(request)
-        self._own(tree, seat)
+        keeping.own(tree, seat)
         asked = _commit_request(await self._body(request))
-        now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         done = await anyio.to_thread.run_sync(
-            lambda: keeper.pack(
-                tree, self.store, asked, now=now, summarize=self.summarize, watcher=self.watcher
-            )
+            lambda: keeping.commit(tree, self.store, asked, summarize=self.summarize, watcher=self.watcher)
         )
-        if isinstance(done, keeper.Gated):
-            raise Problem(
-                "fails-gate",
-                "the letter fails the gate; send accept_low_quality to commit it marked LOW_QUALITY",
-                extra={"score": done.score},
-            )
-        if isinstance(done, leases.Refused):
-            raise Problem("stale-lease", done.reason)
-        return self.answer(
-            {
-                **done.score,
-                "generation": done.generation,
-                "LOW_QUALITY": done.low_quality,
-                "projected": done.projected,
-            }
-        )
+        return self.answer(done)
 
     async def autobiography(self, request: Request, seat: str) -> Response:
         tree = self._tree(request)

@@ -97,7 +97,7 @@ def make_service(app: App, host: str = "127.0.0.1") -> Service:
         log=log,
         batons=Store(app.state),
         watcher=app.config.watcher,
-        summarize=summarizer.command(app.config.baton_summarizer) if app.config.baton_summarizer else None,
+        summarize=summarizer.configured(app.config),
     )
     app.bell.listen(lambda: service.metrics.replies_committed(receipts))
     try:

@@ -1,12 +1,14 @@
-"""Blocking waits for a tool: woken by the daemon's bell (in its process) or by `outbox/` events.
+"""Blocking waits for a reply: woken by the daemon's bell (in its process) or by `outbox/` events.
+
+Used by `slopd send --wait` (`submit.await_reply`) and the MCP tools that wait.
 
 Rules:
 1. `Waker.poke` (any thread) wakes every wait; a wait looks again at each wake-up and once a
    second besides (a lost filesystem event must not stall it), until `done` or the deadline.
 2. A wait registers before it first looks, so a reply written between the look and the wait
    still wakes it.
-3. In the folder mode the wakes come from a watch on `outbox/` (`watch`), started lazily by the
-   first wait and stopped by `close`.
+3. Given a hub's root, the wakes come from a watch on its `outbox/`, started by the first wait
+   that may block and stopped by `close`; without one, only `poke` wakes (the daemon's bell).
 """
 
 from __future__ import annotations
