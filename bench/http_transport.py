@@ -16,6 +16,11 @@ Contenders, each in its own process, all on this machine's loopback and scratch 
              else: no token, no parse, no ledger, no watcher
   file drop  that same atomic write done by this process straight into slopd's `inbox/`, as
              `slopd send` drops a file (latency only: there is no receipt to wait for)
+  floor + receipt  (saturation only, for scale) the floor's handler at /receipted/v1/envelopes:
+             the same drop, then the one thing SPEC §12 adds that the floor skips — a durable
+             receipt, one INSERT committed with synchronous=FULL into a SQLite WAL file, writers
+             queued on one Python lock (as slopd's are) — then 202. No goal is judged on it: it
+             says how much of the gap to the floor is the durable receipt itself.
 
 Figures:
   1. POST -> 202 receipt latency at a paced --rate/s per contender (the three take turns, the
@@ -59,13 +64,14 @@ import random
 import re
 import signal
 import socket
+import sqlite3
 import statistics
 import subprocess
 import sys
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -149,23 +155,53 @@ def serve_floor(directory: str) -> int:
     from starlette.routing import Route  # noqa: PLC0415
 
     dir_fd = open_dir(Path(directory))
+    receipts = Path(directory).parent / "floor-receipts.sqlite3"
+    with contextlib.closing(sqlite3.connect(receipts)) as db:
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("CREATE TABLE IF NOT EXISTS receipts (id TEXT PRIMARY KEY, sha256 TEXT, received_at TEXT)")
+    local, writing = threading.local(), threading.Lock()
 
-    async def post(request: Request) -> Response:
-        data = await request.body()
-        found = _ID.search(data)
-        if found is None:
-            return Response(b'{"title":"no id"}', 400, media_type="application/json")
-        ident = found.group(1).decode()
-        await anyio.to_thread.run_sync(lambda: atomic_drop(dir_fd, f"{ident}.md", data))
-        now = datetime.now(UTC)
-        body = {
-            "id": ident,
-            "sha256": hashlib.sha256(data).hexdigest(),
-            "received_at": now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond // 1000:03d}Z",
-        }
-        return Response(json.dumps(body, separators=(",", ":")).encode(), 202, media_type="application/json")
+    def record(ident: str, sha: str, stamp: str) -> None:
+        """The durable receipt of `floor + receipt`: one INSERT, synced, writers one at a time."""
+        db = getattr(local, "db", None)
+        if db is None:
+            db = local.db = sqlite3.connect(receipts, isolation_level=None, check_same_thread=False)
+            db.execute("PRAGMA synchronous=FULL")
+        with writing:
+            db.execute("INSERT INTO receipts VALUES (?, ?, ?)", (ident, sha, stamp))
 
-    app = Starlette(routes=[Route("/v1/envelopes", post, methods=["POST"])])
+    def handler(receipted: bool) -> Callable[[Request], Awaitable[Response]]:
+        async def post(request: Request) -> Response:
+            data = await request.body()
+            found = _ID.search(data)
+            if found is None:
+                return Response(b'{"title":"no id"}', 400, media_type="application/json")
+            ident = found.group(1).decode()
+            now = datetime.now(UTC)
+            body = {
+                "id": ident,
+                "sha256": hashlib.sha256(data).hexdigest(),
+                "received_at": now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond // 1000:03d}Z",
+            }
+
+            def write() -> None:
+                atomic_drop(dir_fd, f"{ident}.md", data)
+                if receipted:
+                    record(ident, body["sha256"], body["received_at"])
+
+            await anyio.to_thread.run_sync(write)
+            return Response(
+                json.dumps(body, separators=(",", ":")).encode(), 202, media_type="application/json"
+            )
+
+        return post
+
+    app = Starlette(
+        routes=[
+            Route("/v1/envelopes", handler(False), methods=["POST"]),
+            Route("/receipted/v1/envelopes", handler(True), methods=["POST"]),
+        ]
+    )
     # IPPROTO_TCP named: asyncio sets TCP_NODELAY only on sockets that say so (slopd's uvicorn binds
     # its own, which do); without it every answer waits 40 ms for a delayed ACK.
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
@@ -316,6 +352,7 @@ class Client:
     def __init__(self, url: str, token: str, timeout: float = 60.0) -> None:
         parts = urlsplit(url)
         self.host, self.port, self.timeout = parts.hostname or "127.0.0.1", parts.port or 80, timeout
+        self.prefix = parts.path.rstrip("/")
         self.headers = {"Authorization": f"Bearer {token}"}
         self.connection: http.client.HTTPConnection | None = None
 
@@ -345,7 +382,7 @@ class Client:
         return response.status, data
 
     def post(self, data: bytes) -> int:
-        return self.request("POST", "/v1/envelopes", data)[0]
+        return self.request("POST", f"{self.prefix}/v1/envelopes", data)[0]
 
     def get(self, path: str) -> tuple[int, bytes]:
         return self.request("GET", path)
@@ -692,35 +729,24 @@ def main() -> int:
         print(render_table(["contender", "n", "p50", "p90", "p99", "max", "errors"], rows), flush=True)
 
         # 1. receipts, saturated
-        runs: dict[str, list[Saturation]] = {"slopd": [], "floor": []}
+        runs: dict[str, list[Saturation]] = {"slopd": [], "floor": [], "floor + receipt": []}
+        targets = {
+            "slopd": (slopd.url, slopd.process.pid, "sat"),
+            "floor": (floor_url, floor.pid, "fsat"),
+            "floor + receipt": (f"{floor_url}/receipted", floor.pid, "rsat"),
+        }
         for round_number in range(rounds):
-            order = ["slopd", "floor"] if round_number % 2 == 0 else ["floor", "slopd"]
+            names = list(runs)
+            order = names[round_number % 3 :] + names[: round_number % 3]
             for name in order:
+                url, pid, nonce = targets[name]
+                run = saturate(url, slopd.token, pid, ids, f"{nonce}{round_number}", args.clients, seconds)
                 if name == "slopd":
-                    run = saturate(
-                        slopd.url,
-                        slopd.token,
-                        slopd.process.pid,
-                        ids,
-                        f"sat{round_number}",
-                        args.clients,
-                        seconds,
-                    )
                     run.drain_s = drain(slopd.hub)
-                else:
-                    run = saturate(
-                        floor_url,
-                        slopd.token,
-                        floor.pid,
-                        ids,
-                        f"fsat{round_number}",
-                        args.clients,
-                        seconds,
-                    )
                 runs[name].append(run)
         print(
             f"\n== 1. saturation: {args.clients} keep-alive connections posting for {seconds:g} s, "
-            f"{rounds} round(s), slopd and the floor alternating"
+            f"{rounds} round(s), the contenders taking turns"
         )
         rows = []
         for name, done in runs.items():
@@ -748,7 +774,8 @@ def main() -> int:
         print(render_table(headers, rows))
         print(
             "(CPU: the server's process over the window, all threads; slopd's includes its watcher "
-            "answering the envelopes meanwhile. drain: the inbox left after the window.)",
+            "answering the envelopes meanwhile. drain: the inbox left after the window. floor + "
+            "receipt: the floor's drop plus a durable SQLite receipt, for scale, no goal.)",
             flush=True,
         )
 
@@ -808,6 +835,17 @@ def main() -> int:
     print("for scale (no goal):")
     print(f"  p99 receipt slopd/file drop: {p99_slopd / p99_drop:.2f}x ({ms(p99_drop)} ms for the drop)")
     print(f"  median drop -> reply over HTTP / over the folder: {http_rt / file_rt:.2f}x")
+    receipted = [
+        mine.rate / theirs.rate for mine, theirs in zip(runs["slopd"], runs["floor + receipt"], strict=True)
+    ]
+    costed = [
+        theirs.rate / floor.rate for theirs, floor in zip(runs["floor + receipt"], runs["floor"], strict=True)
+    ]
+    print(
+        f"  throughput floor + receipt/floor: {spread(costed, lambda value: f'{value:.2f}x')}"
+        " (what the durable receipt costs by itself)"
+    )
+    print(f"  throughput slopd/(floor + receipt): {spread(receipted, lambda value: f'{value:.2f}x')}")
     print(f"# total {time.monotonic() - began:.1f} s", flush=True)
 
     if args.json:

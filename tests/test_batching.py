@@ -23,7 +23,8 @@ from slopd.daemon.loop import BATCH
 from slopd.shell import log
 from slopd.shell.archive import Archive, Move
 from slopd.shell.lanes import Hub
-from slopd.shell.ledger import Ledger, Writes
+from slopd.shell.ledger import Ledger
+from slopd.shell.writes import BatchLost, Writes
 
 from .conftest import HubDir, envelope_text, toml_argv
 
@@ -397,3 +398,93 @@ def test_a_lane_replaced_under_a_batch_never_gets_a_write_through_a_stale_fd(lan
     assert lanes.commits.commit(batch).failed == []
     assert (lanes.root / "outbox-old" / "a.result.md").read_bytes() == b"reply"
     assert os.listdir(lanes.root / "outbox") == []
+
+
+def other_writer_can_write(path: Path) -> bool:
+    """Whether a second connection gets SQLite's write lock at once (no busy wait)."""
+    other = sqlite3.connect(path, timeout=0, isolation_level=None)
+    try:
+        other.execute("BEGIN IMMEDIATE")
+        other.execute("INSERT INTO acks (seat, reply, acked_at) VALUES ('s', 'r', 't')")
+        other.execute("ROLLBACK")
+        return True
+    except sqlite3.OperationalError as error:
+        if "locked" not in str(error):
+            raise
+        return False
+    finally:
+        other.close()
+
+
+def test_a_unit_holds_its_statements_until_the_commit_so_other_writers_are_not_locked_out(
+    tmp_path: Path,
+) -> None:
+    """SQLite's write lock is taken at the commit, not at the unit's first write: the receipts
+    of the HTTP intake never wait out a batch's reply fsyncs."""
+    path = tmp_path / "ledger.sqlite3"
+    ledger = Ledger(path)
+    writes = ledger.writes()
+    insert(writes, "a")
+    writes.add_reply(
+        "a", reply_id="a.ack", in_reply_to="a", type="ack", reply_class="info", path="outbox/a", now="t"
+    )
+    assert other_writer_can_write(path), "the unit's writes took the lock before its commit"
+    assert ledger.get("b") is None, "a read of a key the unit never wrote"
+    assert other_writer_can_write(path), "a read the unit's writes cannot change began the transaction"
+    writes.commit()
+    row = Ledger(path).get("a")
+    assert row is not None
+    assert row.replies == ("a.ack",)
+
+
+def test_a_units_reads_see_its_own_writes(tmp_path: Path) -> None:
+    """A read that would see what the unit holds begins the transaction then: the second file of
+    one id in a batch finds the first's row, exactly as inside one open transaction."""
+    path = tmp_path / "ledger.sqlite3"
+    ledger, reader = Ledger(path), Ledger(path)
+    writes = ledger.writes()
+    insert(writes, "a")
+    writes.advance("a", Status.QUEUED, now="t")
+    row = ledger.get("a")
+    assert row is not None
+    assert row.status is Status.QUEUED
+    assert reader.get("a") is None, "begun, not committed"
+    assert not other_writer_can_write(path), "the transaction is open from that read on"
+    writes.add_duplicate(id="a", lane="inbox", file="a-2.md", sha256="1" * 64, archive="archive/x", now="t")
+    assert ledger.archive_paths("inbox", "a-2.md") == ["archive/x"]
+    writes.commit()
+    assert other_writer_can_write(path)
+    assert reader.archive_paths("inbox", "a-2.md") == ["archive/x"]
+
+
+def test_any_other_read_runs_what_the_unit_holds_first(tmp_path: Path) -> None:
+    """Reads not keyed by an input (archive paths, unfinished rows, notes) see the unit's writes."""
+    path = tmp_path / "ledger.sqlite3"
+    ledger = Ledger(path)
+    writes = ledger.writes()
+    insert(writes, "a")
+    assert [row.key for row in ledger.unfinished()] == ["a"]
+    writes.rollback()
+    assert ledger.unfinished() == []
+    assert other_writer_can_write(path)
+
+
+def test_a_held_write_that_fails_when_it_runs_fails_the_whole_unit(tmp_path: Path) -> None:
+    """Held statements run at the first read that would see them; one that fails there makes the
+    commit raise (the batch is undone), never commits the statements around it."""
+    path = tmp_path / "ledger.sqlite3"
+    ledger = Ledger(path)
+    writes = ledger.writes()
+    insert(writes, "a")
+    with sqlite3.connect(path) as db:  # a statement of the unit now fails when it runs
+        db.execute("CREATE TRIGGER refuse BEFORE UPDATE ON inputs BEGIN SELECT RAISE(ABORT, 'refused'); END")
+    writes.advance("a", Status.QUEUED, now="t")
+    insert(writes, "b")
+    with pytest.raises(sqlite3.IntegrityError, match="refused"):
+        ledger.get("a")
+    with pytest.raises(BatchLost, match="refused"):
+        writes.commit()
+    writes.rollback()
+    assert Ledger(path).get("a") is None
+    assert Ledger(path).get("b") is None
+    assert other_writer_can_write(path), "the write lock is let go"

@@ -31,8 +31,9 @@ from slopd.shell import fs
 from slopd.shell.archive import Archive, Move
 from slopd.shell.bell import Bell
 from slopd.shell.lanes import Hub
-from slopd.shell.ledger import Ledger, Writes
+from slopd.shell.ledger import Ledger
 from slopd.shell.log import Logger
+from slopd.shell.writes import Writes
 
 Where = tuple[str, str]
 

@@ -6,8 +6,10 @@ Rules:
    wins, every later one is a duplicate.
 2. Status moves forward only (`core.lifecycle.Status`): received → queued → executing →
    finished → done.
-3. Writes happen in a `Writes` unit: one transaction, begun at its first statement, committed
-   by its owner (a batch of inputs commits once). The ledger itself has no modes.
+3. Writes happen in a `Writes` unit (`shell.writes`: one transaction, its statements held until
+   the commit or until a read of this connection would see them), committed by its owner (a
+   batch of inputs commits once). The ledger itself has no modes. Every read asks the open
+   unit first (`Writes.begin_for`), so a unit's reads see its own writes.
 4. `executing` and `finished` are committed on their own with `synchronous=FULL`, never inside
    a `Writes`: an id found `executing` at start-up was interrupted and is never run again, and
    an outcome is on disk before its reply is written, so a lost reply is rewritten, never re-run.
@@ -18,12 +20,14 @@ Rules:
    reply rewritten after a crash keeps its row, so its seq. `recipient` is its `to`.
 7. The HTTP transport's tables (`receipts`, `acks`) are declared here, with the rest of the
    schema, and written by `shell.receipts` over its own connection.
+8. Every write takes the file's write lock (`shell.writelock`) while its transaction is open,
+   so the process's writers queue on a lock instead of in SQLite's sleeping busy handler.
 """
 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,6 +38,8 @@ from slopd.core.lifecycle import Status
 from slopd.core.notes import Note
 from slopd.core.outcome import Outcome
 from slopd.core.targets import Target
+from slopd.shell.writelock import write_lock
+from slopd.shell.writes import Writes, storable
 
 DDL = """
 CREATE TABLE IF NOT EXISTS inputs (
@@ -118,13 +124,6 @@ class Row:
     target: Target | None
 
 
-def storable(text: str | None) -> str | None:
-    """A file name SQLite can store: undecodable bytes (surrogate escapes) become `\\xNN`."""
-    if text is None:
-        return None
-    return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
-
-
 def _row(values: sqlite3.Row) -> Row:
     data = dict(values)
     kind, name = data.pop("target_kind"), data.pop("target_name")
@@ -135,26 +134,24 @@ def _row(values: sqlite3.Row) -> Row:
     return Row(**data)
 
 
-class BatchLost(sqlite3.OperationalError):
-    """SQLite rolled a unit's transaction back on its own (disk full, I/O error)."""
-
-
 class Ledger:
     def __init__(self, path: Path) -> None:
         self._db = sqlite3.connect(path, timeout=10.0, isolation_level=None, check_same_thread=False)
         self._db.row_factory = sqlite3.Row
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        # 8 MiB of pages instead of SQLite's 2 MiB: with a million inputs recorded, each batch's
-        # lookups and inserts otherwise keep rereading the same index pages (BENCHMARKS.md, g).
-        self._db.execute("PRAGMA cache_size=-8192")
-        self._db.executescript(DDL)
-        columns = {found[1] for found in self._db.execute("PRAGMA table_info(inputs)")}
-        if "target_kind" not in columns:
-            self._db.executescript(f"BEGIN IMMEDIATE;{_MIGRATE_TARGETS}COMMIT;")
-        if "recipient" not in {found[1] for found in self._db.execute("PRAGMA table_info(replies)")}:
-            self._db.executescript(f"BEGIN IMMEDIATE;{_MIGRATE_RECIPIENTS}COMMIT;")
-        self._db.executescript(_INDEXES)
+        self._write_lock = write_lock(path)
+        with self._write_lock:
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            # 8 MiB of pages instead of SQLite's 2 MiB: with a million inputs recorded, each batch's
+            # lookups and inserts otherwise keep rereading the same index pages (BENCHMARKS.md, g).
+            self._db.execute("PRAGMA cache_size=-8192")
+            self._db.executescript(DDL)
+            columns = {found[1] for found in self._db.execute("PRAGMA table_info(inputs)")}
+            if "target_kind" not in columns:
+                self._db.executescript(f"BEGIN IMMEDIATE;{_MIGRATE_TARGETS}COMMIT;")
+            if "recipient" not in {found[1] for found in self._db.execute("PRAGMA table_info(replies)")}:
+                self._db.executescript(f"BEGIN IMMEDIATE;{_MIGRATE_RECIPIENTS}COMMIT;")
+            self._db.executescript(_INDEXES)
         self._open: Writes | None = None
 
     def close(self) -> None:
@@ -164,7 +161,7 @@ class Ledger:
         """A unit of writes (rule 3); only one is open at a time."""
         if self._open is not None:
             raise RuntimeError("a unit of ledger writes is already open")
-        self._open = Writes(self._db, self._closed)
+        self._open = Writes(self._db, self._write_lock, self._closed)
         return self._open
 
     def _closed(self) -> None:
@@ -184,14 +181,16 @@ class Ledger:
     def _durable(self, key: str, status: Status, now: str, outcome: Outcome | None = None) -> None:
         if self._open is not None or self._db.in_transaction:
             raise RuntimeError(f"`{status}` must be committed on its own, outside a batch")
-        self._db.execute("PRAGMA synchronous=FULL")
-        try:  # one statement: its own transaction
-            self._db.execute(
-                "UPDATE inputs SET status = ?, updated_at = ?, outcome = COALESCE(?, outcome) WHERE key = ?",
-                (status, now, outcomes.encode(outcome) if outcome else None, key),
-            )
-        finally:
-            self._db.execute("PRAGMA synchronous=NORMAL")
+        with self._write_lock:
+            self._db.execute("PRAGMA synchronous=FULL")
+            try:  # one statement: its own transaction
+                self._db.execute(
+                    "UPDATE inputs SET status = ?, updated_at = ?, outcome = COALESCE(?, outcome)"
+                    " WHERE key = ?",
+                    (status, now, outcomes.encode(outcome) if outcome else None, key),
+                )
+            finally:
+                self._db.execute("PRAGMA synchronous=NORMAL")
 
     def mark_executing(self, key: str, *, now: str) -> None:
         """Rule 4: on disk before the process starts."""
@@ -201,16 +200,24 @@ class Ledger:
         """Rule 4: the outcome on disk before its reply is written."""
         self._durable(key, Status.FINISHED, now, outcome)
 
+    def _reading(self, key: str | None = None) -> None:
+        """Rule 3: what the open unit holds is run first when this read would see it."""
+        if self._open is not None:
+            self._open.begin_for(key)
+
     def get(self, key: str) -> Row | None:
+        self._reading(key)
         found = self._db.execute("SELECT * FROM inputs WHERE key = ?", (key,)).fetchone()
         return _row(found) if found else None
 
     def by_file(self, lane: str, file: str) -> list[Row]:
+        self._reading()
         rows = self._db.execute("SELECT * FROM inputs WHERE lane = ? AND file = ?", (lane, storable(file)))
         return [_row(found) for found in rows]
 
     def archive_paths(self, lane: str, file: str) -> list[str]:
         """Where inputs once named `lane/file` were archived (inputs and duplicates alike)."""
+        self._reading()
         rows = self._db.execute(
             "SELECT archive FROM inputs WHERE lane = ? AND file = ? AND archive IS NOT NULL"
             " UNION SELECT archive FROM duplicates WHERE lane = ? AND file = ? AND archive IS NOT NULL",
@@ -219,11 +226,13 @@ class Ledger:
         return [found[0] for found in rows]
 
     def unfinished(self) -> list[Row]:
+        self._reading()
         rows = self._db.execute("SELECT * FROM inputs WHERE status != 'done' ORDER BY received_at")
         return [_row(found) for found in rows]
 
     def notes(self, search: str | None = None) -> list[Note]:
         """Indexed notes, newest first; `search` matches id, sender, title or body, any case."""
+        self._reading()
         query = "SELECT id, sender, created_at, title, body FROM notes"
         parameters: tuple[str, ...] = ()
         if search:
@@ -233,135 +242,14 @@ class Ledger:
         return [Note(*found) for found in self._db.execute(query, parameters)]
 
     def last_replies(self, limit: int = 10) -> list[dict[str, Any]]:
+        self._reading()
         rows = self._db.execute("SELECT * FROM replies ORDER BY written_at DESC, id DESC LIMIT ?", (limit,))
         return [dict(found) for found in rows]
 
     def counts(self) -> dict[str, int]:
+        self._reading()
         rows = self._db.execute("SELECT status, count(*) FROM inputs GROUP BY status")
         counts = dict.fromkeys([str(status) for status in Status], 0)
         counts.update(dict(rows))
         counts["duplicates"] = self._db.execute("SELECT count(*) FROM duplicates").fetchone()[0]
         return counts
-
-
-class Writes:
-    """One transaction of ledger writes, begun at its first statement (rule 3)."""
-
-    def __init__(self, db: sqlite3.Connection, closed: Callable[[], None]) -> None:
-        self._db, self._closed = db, closed
-        self._begun = False
-
-    def _execute(self, sql: str, parameters: tuple[Any, ...]) -> sqlite3.Cursor:
-        if not self._begun:
-            self._db.execute("BEGIN IMMEDIATE")
-            self._begun = True
-        return self._db.execute(sql, parameters)
-
-    def commit(self) -> None:
-        """Commit what was written; BatchLost when SQLite already rolled it back."""
-        begun, self._begun = self._begun, False
-        self._closed()
-        if self._db.in_transaction:
-            self._db.execute("COMMIT")
-        elif begun:
-            raise BatchLost("the ledger transaction was rolled back by SQLite")
-
-    def rollback(self) -> None:
-        self._begun = False
-        self._closed()
-        if self._db.in_transaction:
-            self._db.execute("ROLLBACK")
-
-    def insert(
-        self,
-        *,
-        key: str,
-        id: str | None,
-        lane: str,
-        file: str,
-        sha256: str,
-        type: str | None,
-        sender: str | None,
-        mode: str | None,
-        decision: str,
-        target: Target | None = None,
-        now: str,
-    ) -> bool:
-        """Record a first sighting; False if the key was already known."""
-        cursor = self._execute(
-            "INSERT INTO inputs (key, id, lane, file, sha256, type, sender, mode, decision, target_kind,"
-            " target_name, status, received_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-            " ON CONFLICT (key) DO NOTHING",
-            (
-                key,
-                id,
-                lane,
-                storable(file),
-                sha256,
-                type,
-                sender,
-                mode,
-                decision,
-                target.kind if target else None,
-                target.name if target else None,
-                Status.RECEIVED,
-                now,
-                now,
-            ),
-        )
-        return cursor.rowcount == 1
-
-    def advance(
-        self,
-        key: str,
-        status: Status,
-        *,
-        now: str,
-        outcome: Outcome | None = None,
-        archive: str | None = None,
-    ) -> None:
-        if status is Status.EXECUTING:
-            raise RuntimeError("`executing` must be committed on its own, outside a batch")
-        self._execute(
-            "UPDATE inputs SET status = ?, updated_at = ?,"
-            " outcome = COALESCE(?, outcome), archive = COALESCE(?, archive) WHERE key = ?",
-            (status, now, outcomes.encode(outcome) if outcome else None, storable(archive), key),
-        )
-
-    def add_reply(
-        self,
-        key: str,
-        *,
-        reply_id: str,
-        in_reply_to: str | None,
-        type: str,
-        reply_class: str,
-        path: str,
-        now: str,
-        recipient: str | None = None,
-    ) -> None:
-        self._execute(
-            "UPDATE inputs SET replies = trim(replies || ' ' || ?), updated_at = ?"
-            " WHERE key = ? AND (' ' || replies || ' ') NOT LIKE ('% ' || ? || ' %')",
-            (reply_id, now, key, reply_id),
-        )
-        self._execute(
-            "INSERT INTO replies (id, in_reply_to, type, class, path, written_at, recipient)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET written_at = excluded.written_at",
-            (reply_id, in_reply_to, type, reply_class, path, now, recipient),
-        )
-
-    def add_duplicate(
-        self, *, id: str, lane: str, file: str, sha256: str, archive: str | None, now: str
-    ) -> None:
-        self._execute(
-            "INSERT INTO duplicates (id, lane, file, sha256, archive, seen_at) VALUES (?, ?, ?, ?, ?, ?)",
-            (id, lane, storable(file), sha256, storable(archive), now),
-        )
-
-    def add_note(self, note: Note, *, now: str) -> None:
-        self._execute(
-            "INSERT INTO notes (id, sender, created_at, title, body, indexed_at)"
-            " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING",
-            (note.id, note.sender, note.created_at, note.title, note.body, now),
-        )

@@ -2,8 +2,9 @@
 
 Rules:
 1. Connections of its own to the ledger's file, one per thread that uses it (WAL: they read
-   while the daemon writes, and SQLite serializes the writers), so threads never queue behind
-   one Python lock.
+   while the daemon writes). Its writes take the file's write lock (`shell.writelock`), as the
+   ledger's do, so writers queue on a lock that hands over at once, not in SQLite's sleeping
+   busy handler; reads take nothing.
 2. `claim` inserts a receipt `writing` or finds the one there, in one `BEGIN IMMEDIATE`
    transaction: of twenty identical POSTs at once exactly one claims the id. It need not be
    durable (`synchronous=NORMAL`): a claim lost to a power cut leaves at most a file without a
@@ -24,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from slopd.core.receipts import WRITING, WRITTEN, Receipt
+from slopd.shell.writelock import write_lock
 
 _REPLY = (
     "SELECT r.rowid AS seq, r.id, r.in_reply_to, r.type, r.class, r.path, r.written_at,"
@@ -60,6 +62,7 @@ class Receipts:
         self._local = threading.local()
         self._opened: list[sqlite3.Connection] = []
         self._lock = threading.Lock()  # guards `_opened` only
+        self._write_lock = write_lock(path)
 
     @property
     def _db(self) -> sqlite3.Connection:
@@ -105,32 +108,35 @@ class Receipts:
     ) -> tuple[Receipt, bool]:
         """Rule 2: the receipt of `key`, and whether this call made it."""
         db = self._db
-        db.execute("BEGIN IMMEDIATE")
-        try:
-            cursor = db.execute(
-                "INSERT INTO receipts (key, id, seat, type, file, sha256, received_at, state)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (key) DO NOTHING",
-                (key, id, seat, type, file, sha256, now, state),
-            )
-            found = db.execute("SELECT * FROM receipts WHERE key = ?", (key,)).fetchone()
-            db.execute("COMMIT")
-        except BaseException:
-            if db.in_transaction:
-                db.execute("ROLLBACK")
-            raise
+        with self._write_lock:
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                cursor = db.execute(
+                    "INSERT INTO receipts (key, id, seat, type, file, sha256, received_at, state)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (key) DO NOTHING",
+                    (key, id, seat, type, file, sha256, now, state),
+                )
+                found = db.execute("SELECT * FROM receipts WHERE key = ?", (key,)).fetchone()
+                db.execute("COMMIT")
+            except BaseException:
+                if db.in_transaction:
+                    db.execute("ROLLBACK")
+                raise
         return Receipt(**dict(found)), cursor.rowcount == 1
 
     def written(self, key: str) -> None:
         """Rule 3: durable before it returns."""
         db = self._db
-        db.execute("PRAGMA synchronous=FULL")
-        try:
-            db.execute("UPDATE receipts SET state = ? WHERE key = ?", (WRITTEN, key))
-        finally:
-            db.execute("PRAGMA synchronous=NORMAL")
+        with self._write_lock:
+            db.execute("PRAGMA synchronous=FULL")
+            try:
+                db.execute("UPDATE receipts SET state = ? WHERE key = ?", (WRITTEN, key))
+            finally:
+                db.execute("PRAGMA synchronous=NORMAL")
 
     def forget(self, key: str) -> None:
-        self._db.execute("DELETE FROM receipts WHERE key = ? AND state = ?", (key, WRITING))
+        with self._write_lock:
+            self._db.execute("DELETE FROM receipts WHERE key = ? AND state = ?", (key, WRITING))
 
     def get(self, key: str) -> Receipt | None:
         found = self._one("SELECT * FROM receipts WHERE key = ?", (key,))
@@ -204,10 +210,11 @@ class Receipts:
         found = self.reply(id, seat)
         if found is None:
             return False
-        self._db.execute(
-            "INSERT INTO acks (seat, reply, acked_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
-            (seat, found.id, now),
-        )
+        with self._write_lock:
+            self._db.execute(
+                "INSERT INTO acks (seat, reply, acked_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
+                (seat, found.id, now),
+            )
         return True
 
     # -- for /metrics ----------------------------------------------------------------------
