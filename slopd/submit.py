@@ -32,7 +32,6 @@ from slopd.core.envelope import Envelope, parse, render
 from slopd.core.ids import reply_id, timestamp
 from slopd.core.vocabulary import PROTOCOL, REPLY_TYPES
 from slopd.shell.lanes import Hub
-from slopd.shell.waker import Waker
 
 _SLUG = re.compile(r"[^a-z0-9-]+")
 
@@ -124,6 +123,8 @@ def find_reply(root: Path, envelope_id: str, kinds: tuple[str, ...]) -> Reply | 
 
 def await_reply(root: Path, envelope_id: str, kinds: tuple[str, ...], timeout: float) -> Reply | None:
     """Rule 4: the terminal reply to `envelope_id`, or None when none came within `timeout`."""
+    from slopd.shell.waker import Waker  # noqa: PLC0415  # threads and watchdog: only for --wait
+
     waker = Waker(root)  # a watch on outbox/, begun before the first look
     try:
         return waker.wait_for(

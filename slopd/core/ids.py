@@ -10,7 +10,6 @@ Rules:
 
 from __future__ import annotations
 
-import hashlib
 from datetime import UTC, datetime
 
 MAX_ID = 128
@@ -22,6 +21,8 @@ def reply_id(original_id: str, kind: str) -> str:
     candidate = f"{original_id}.{kind}"
     if len(candidate) <= MAX_ID and ".." not in candidate:
         return candidate
+    import hashlib  # noqa: PLC0415  # OpenSSL's load costs a per-message command ~4 ms; rarely needed
+
     digest = hashlib.sha256(original_id.encode()).hexdigest()[:12]
     return f"{original_id[: MAX_ID - 2 - len(kind) - 13].rstrip('.')}-{digest}.{kind}"
 

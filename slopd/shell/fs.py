@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import hashlib
 import os
 import stat
 import sys
@@ -215,6 +214,8 @@ def stage_copy(dir_fd: int, name: str, source: Path) -> tuple[Staged, str]:
 
 def _hashed(read: Callable[[], bytes], write: Callable[[bytes], object]) -> str:
     """Copy chunk by chunk from `read` to `write` until `read` gives nothing; the SHA-256 of it all."""
+    import hashlib  # noqa: PLC0415  # only asset copies hash; a per-message command need not load OpenSSL
+
     hasher = hashlib.sha256()
     while chunk := read():
         hasher.update(chunk)
