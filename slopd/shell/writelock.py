@@ -5,9 +5,9 @@ Rules:
    write lock taken waits in SQLite's busy handler, which sleeps 1, 2, 5, 10, 15, 20, 25 … 100 ms
    between its tries: a receipt that found the daemon's transaction open for a millisecond could
    sleep ten, and under load those sleeps were most of the HTTP path's p99. So every connection
-   of this process that writes the ledger's file takes that file's write lock first, and the writers
-   queue on a lock that hands over the moment its holder is done. SQLite's busy handler is left
-   to the rarer writers in other processes (`slopd token`, a second daemon refused by the lock).
+   of this process that writes the ledger's file takes that file's write lock first, and the
+   writers queue on a lock that hands over the moment its holder is done. SQLite's busy handler
+   is left to writers in other processes (a `slopd mcp --hub` seat recording its receipts).
 2. The lock is re-entrant: a thread that holds it may take it again. Two connections of one
    thread still never write at once (SQLite would make the second wait on the first); rule 1
    only orders threads.

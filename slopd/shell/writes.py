@@ -15,7 +15,8 @@ Rules:
 4. `commit` ends it; `rollback` drops what is held and undoes what ran. Either lets go of the
    write lock, and tells the ledger the unit is closed. A held statement that fails when it
    runs fails the whole unit: its commit raises `BatchLost` (the batch is undone and retried),
-   never commits the statements around it.
+   never commits the statements around it. (A statement made once the unit has begun runs at
+   once, and its error reaches the one who made it.)
 """
 
 from __future__ import annotations
