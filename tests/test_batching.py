@@ -6,6 +6,7 @@ every input into `archive/`, syncs each archive folder and only then unlinks the
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sqlite3
 import time
@@ -476,7 +477,7 @@ def test_a_held_write_that_fails_when_it_runs_fails_the_whole_unit(tmp_path: Pat
     ledger = Ledger(path)
     writes = ledger.writes()
     insert(writes, "a")
-    with sqlite3.connect(path) as db:  # a statement of the unit now fails when it runs
+    with contextlib.closing(sqlite3.connect(path, isolation_level=None)) as db:  # the unit's update now fails
         db.execute("CREATE TRIGGER refuse BEFORE UPDATE ON inputs BEGIN SELECT RAISE(ABORT, 'refused'); END")
     writes.advance("a", Status.QUEUED, now="t")
     insert(writes, "b")
