@@ -809,7 +809,11 @@ def main() -> int:
             print(f"!! the floor exited with {floor.returncode} during the run")
 
     # goals
-    ratios = [mine.rate / theirs.rate for mine, theirs in zip(runs["slopd"], runs["floor"], strict=True)]
+    def per_round(mine: str, theirs: str) -> list[float]:
+        """`mine`'s rate over `theirs`, round by round (they ran in the same minutes)."""
+        return [a.rate / b.rate for a, b in zip(runs[mine], runs[theirs], strict=True)]
+
+    ratios = per_round("slopd", "floor")
     throughput = statistics.median(ratios)
     p99_slopd = percentiles(paced["slopd"].latencies)["p99"]
     p99_floor = percentiles(paced["floor"].latencies)["p99"]
@@ -835,12 +839,7 @@ def main() -> int:
     print("for scale (no goal):")
     print(f"  p99 receipt slopd/file drop: {p99_slopd / p99_drop:.2f}x ({ms(p99_drop)} ms for the drop)")
     print(f"  median drop -> reply over HTTP / over the folder: {http_rt / file_rt:.2f}x")
-    receipted = [
-        mine.rate / theirs.rate for mine, theirs in zip(runs["slopd"], runs["floor + receipt"], strict=True)
-    ]
-    costed = [
-        theirs.rate / floor.rate for theirs, floor in zip(runs["floor + receipt"], runs["floor"], strict=True)
-    ]
+    receipted, costed = per_round("slopd", "floor + receipt"), per_round("floor + receipt", "floor")
     print(
         f"  throughput floor + receipt/floor: {spread(costed, lambda value: f'{value:.2f}x')}"
         " (what the durable receipt costs by itself)"

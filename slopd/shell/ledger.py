@@ -210,11 +210,6 @@ class Ledger:
         found = self._db.execute("SELECT * FROM inputs WHERE key = ?", (key,)).fetchone()
         return _row(found) if found else None
 
-    def by_file(self, lane: str, file: str) -> list[Row]:
-        self._reading()
-        rows = self._db.execute("SELECT * FROM inputs WHERE lane = ? AND file = ?", (lane, storable(file)))
-        return [_row(found) for found in rows]
-
     def archive_paths(self, lane: str, file: str) -> list[str]:
         """Where inputs once named `lane/file` were archived (inputs and duplicates alike)."""
         self._reading()

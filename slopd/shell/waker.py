@@ -17,7 +17,10 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
+
+if TYPE_CHECKING:
+    from slopd.shell.watcher import Watcher
 
 T = TypeVar("T")
 RECHECK = 1.0
@@ -28,7 +31,7 @@ class Waker:
         self._condition = threading.Condition()
         self._rung = 0
         self._root = watch_root
-        self._watcher: object | None = None
+        self._watcher: Watcher | None = None
 
     def poke(self) -> None:
         with self._condition:
@@ -51,7 +54,7 @@ class Waker:
     def close(self) -> None:
         watcher, self._watcher = self._watcher, None
         if watcher is not None:
-            watcher.stop()  # type: ignore[attr-defined]
+            watcher.stop()
 
     def wait_for(self, look: Callable[[], T], done: Callable[[T], bool], timeout: float) -> T:
         """Rules 1 and 2."""

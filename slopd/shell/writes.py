@@ -54,12 +54,14 @@ class Writes:
         self._keys: set[str] = set()
         self._failed: BaseException | None = None
 
-    def _execute(self, key: str, sql: str, parameters: tuple[Any, ...]) -> None:
+    def _execute(self, sql: str, parameters: tuple[Any, ...], *, key: str | None = None) -> None:
+        """Run or hold one statement; `key`: the input whose row it changes (rule 2's `get`)."""
         if self._begun:
             self._db.execute(sql, parameters)
         else:
             self._held.append((sql, parameters))
-            self._keys.add(key)
+            if key is not None:
+                self._keys.add(key)
 
     def begin_for(self, key: str | None) -> None:
         """Begin now, running what is held, if a read of `key` (None: of anything) would see it."""
@@ -130,7 +132,6 @@ class Writes:
     ) -> None:
         """Record a first sighting (a key already known is left as it is: rule 1)."""
         self._execute(
-            key,
             "INSERT INTO inputs (key, id, lane, file, sha256, type, sender, mode, decision, target_kind,"
             " target_name, status, received_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
             " ON CONFLICT (key) DO NOTHING",
@@ -150,6 +151,7 @@ class Writes:
                 now,
                 now,
             ),
+            key=key,
         )
 
     def advance(
@@ -164,10 +166,10 @@ class Writes:
         if status is Status.EXECUTING:
             raise RuntimeError("`executing` must be committed on its own, outside a batch")
         self._execute(
-            key,
             "UPDATE inputs SET status = ?, updated_at = ?,"
             " outcome = COALESCE(?, outcome), archive = COALESCE(?, archive) WHERE key = ?",
             (status, now, outcomes.encode(outcome) if outcome else None, storable(archive), key),
+            key=key,
         )
 
     def add_reply(
@@ -183,13 +185,12 @@ class Writes:
         recipient: str | None = None,
     ) -> None:
         self._execute(
-            key,
             "UPDATE inputs SET replies = trim(replies || ' ' || ?), updated_at = ?"
             " WHERE key = ? AND (' ' || replies || ' ') NOT LIKE ('% ' || ? || ' %')",
             (reply_id, now, key, reply_id),
+            key=key,
         )
         self._execute(
-            key,
             "INSERT INTO replies (id, in_reply_to, type, class, path, written_at, recipient)"
             " VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET written_at = excluded.written_at",
             (reply_id, in_reply_to, type, reply_class, path, now, recipient),
@@ -199,14 +200,12 @@ class Writes:
         self, *, id: str, lane: str, file: str, sha256: str, archive: str | None, now: str
     ) -> None:
         self._execute(
-            id,
             "INSERT INTO duplicates (id, lane, file, sha256, archive, seen_at) VALUES (?, ?, ?, ?, ?, ?)",
             (id, lane, storable(file), sha256, storable(archive), now),
         )
 
     def add_note(self, note: Note, *, now: str) -> None:
         self._execute(
-            note.id,
             "INSERT INTO notes (id, sender, created_at, title, body, indexed_at)"
             " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING",
             (note.id, note.sender, note.created_at, note.title, note.body, now),
