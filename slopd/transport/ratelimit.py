@@ -36,7 +36,7 @@ class Limiter:
         allowed = used < self.quota
         used += allowed
         self._windows[partition] = (started, used)
-        reset = max(0, math.ceil(started + self.window - now))
+        reset = max(0, math.ceil(self.window - (now - started)))  # not started + window - now: float error
         headers = {
             "RateLimit-Policy": f'"default";q={self.quota};w={self.window:g}',
             "RateLimit": f'"default";r={self.quota - used};t={reset}',

@@ -29,6 +29,16 @@ def test_a_window_allows_its_quota_then_refuses_with_retry_after_then_resets() -
     assert limiter.take("alice", 160.0).headers["RateLimit"] == '"default";r=1;t=60'
 
 
+def test_a_fresh_window_never_resets_later_than_the_window() -> None:
+    """`t` and `Retry-After` at a window's first request are the window, however the start adds up
+    in floating point (221.00244132750024 + 60 - 221.00244132750024 is a hair over 60, whose
+    ceiling is 61)."""
+    for now in (17.008900283665973, 221.00244132750024, 32708.045194681847):
+        answer = Limiter(0).take("alice", now)
+        assert answer.headers["Retry-After"] == "60", now
+        assert answer.headers["RateLimit"].endswith(";t=60"), now
+
+
 @given(st.lists(st.floats(0, 1000, allow_nan=False), min_size=1, max_size=200), st.integers(1, 10))
 def test_never_more_than_the_quota_in_one_window(offsets: list[float], quota: int) -> None:
     """Fixed windows, each begun by the first request at or past the end of the last: the first
