@@ -53,6 +53,7 @@ PARTY_PATTERN = re.compile(r"[A-Za-z0-9._:@-]{1,128}")
 ACTION_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 CREATED_AT_PATTERN = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|\+00:00)")
 SIDECAR_PATTERN = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._ ()-]{0,250}\.sig")
+_FENCE_TRAIL = " \t\r"  # `--- ` and `---\r\n` are the fence too: Windows editors and phone apps write them
 DISCUSS_ONLY = re.compile(r"discuss[\s_-]*only", re.IGNORECASE)
 
 
@@ -160,13 +161,13 @@ def _decode(data: bytes) -> str:
 
 def _split_markdown(text: str) -> tuple[dict[str, Any], str]:
     first, newline, rest = text.partition("\n")
-    if first.rstrip("\r") != "---" or not newline:
+    if first.rstrip(_FENCE_TRAIL) != "---" or not newline:
         raise EnvelopeError(["no front matter: the file must start with a line '---'"])
     position = 0
     while True:
         end = rest.find("\n", position)
         line = rest[position:] if end < 0 else rest[position:end]
-        if line.rstrip("\r") == "---":
+        if line.rstrip(_FENCE_TRAIL) == "---":
             front, body = rest[:position], ("" if end < 0 else rest[end + 1 :])
             break
         if end < 0:

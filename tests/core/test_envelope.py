@@ -383,11 +383,11 @@ STRUCTURAL_ROWS: list[tuple[str, bytes, str]] = [
     ("no-closing-fence", b"---\nprotocol: slop.v1\nid: a1\n", "closing"),
     ("no-closing-fence-at-all", b"---\n", "closing"),
     ("no-opening-fence", b"protocol: slop.v1\n---\n", "front matter"),
-    ("fence-with-text", b"--- \nid: a1\n---\n", "front matter"),
+    ("fence-with-text", b"--- x\nid: a1\n---\n", "front matter"),
     ("four-dashes", b"----\nid: a1\n----\n", "front matter"),
     ("empty-file", b"", "front matter"),
-    ("two-documents", raw("a: b\n--- \nc: d\n"), "more than one YAML document"),
-    ("document-end-then-more", raw("a: b\n...\n--- \nc: d\n"), "more than one YAML document"),
+    ("two-documents", raw("a: b\n--- # next\nc: d\n"), "more than one YAML document"),
+    ("document-end-then-more", raw("a: b\n...\n--- # next\nc: d\n"), "more than one YAML document"),
     ("non-string-key", md(extra="1").replace(b"extra: 1\n", b"[a, b]: 1\n"), "keys must be strings"),
     ("null-key", md(extra="1").replace(b"extra: 1\n", b"~: 1\n"), "keys must be strings"),
     ("syntax-error", md(x="[unclosed"), "front matter"),
@@ -519,6 +519,22 @@ def test_crlf_line_endings_are_accepted_for_the_fences() -> None:
     assert envelope.id == BASE["id"]
     assert envelope.created_at == BASE["created_at"]
     assert envelope.body == "Line one.\r\nLine two.\r\n"
+
+
+@pytest.mark.parametrize("trail", [" ", "  ", "\t", " \r", "\t \r"])
+def test_a_fence_with_trailing_whitespace_is_the_fence(trail: str) -> None:
+    """SPEC §3: `--- ` (phone apps, Windows editors) opens and closes the front matter like `---`."""
+    plain = md("Body.\n")
+    both = plain.replace(b"---\n", f"---{trail}\n".encode())
+    assert parse(both, name="x.md") == parse(plain, name="x.md")
+    opening_only = plain.replace(b"---\n", f"---{trail}\n".encode(), 1)
+    assert parse(opening_only, name="x.md") == parse(plain, name="x.md")
+
+
+def test_other_text_on_the_fence_line_is_no_fence() -> None:
+    """Only whitespace may trail the fence: `--- yaml` or `----` still has no front matter."""
+    for first in (b"--- yaml\n", b"----\n", b" ---\n"):
+        assert "no front matter" in fails(md().replace(b"---\n", first, 1)).reasons[0]
 
 
 def test_the_body_is_kept_byte_for_byte() -> None:

@@ -185,28 +185,8 @@ REFUSED = (
         True,
         "contains a NUL byte",
     ),
-    # Fences: python-frontmatter's `^-{3,}\s*$` on stripped text takes lines slopd does not.
-    Refused(
-        "trailing-space-opening-fence",
-        b"--- " + VALID.encode()[3:],
-        lambda post: post["id"],
-        ID,
-        "no front matter: the file must start with a line '---'",
-    ),
-    Refused(
-        "trailing-space-closing-fence",
-        VALID.replace("\n---\n", "\n---  \n").encode(),
-        lambda post: post["id"],
-        ID,
-        "front matter has no closing '---' line",
-    ),
-    Refused(
-        "trailing-space-fence-inside-front-matter",
-        replaced("auth: none\n", "--- \nauth: signed:claude-code.sig\n"),
-        lambda post: ("auth" in post, post.content.startswith("auth: signed:claude-code.sig")),
-        (False, True),
-        "more than one YAML document",
-    ),
+    # Fences: python-frontmatter's `^-{3,}\s*$` on stripped text takes lines slopd does not. A
+    # fence with trailing spaces or tabs is a fence to both (SPEC §3).
     Refused(
         "four-dash-fences",
         VALID.replace("---\n", "----\n").encode(),
