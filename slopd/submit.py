@@ -5,7 +5,9 @@ envelopes through it too, so an envelope is indistinguishable after intake, whoe
 
 Rules:
 1. `compose` builds an envelope in the canonical form: an id `YYYYMMDDtHHMMSSz-SLUG-HEX`
-   (lower-case), `created_at` in whole UTC seconds, `auth: none`.
+   (lower-case; HEX is 64 random bits, so two sends in one second never collide in practice),
+   `created_at` in whole UTC seconds, `auth: none`. The same arguments and `now` give the same
+   bytes but for the id.
 2. `drop` refuses bytes the daemon would refuse — the same strict parser, `EnvelopeError`
    with every reason, nothing written — then writes them atomically into `inbox/ID.md`,
    never replacing a file that is there (FileExistsError).
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -57,13 +60,14 @@ def compose(
     assets: tuple[Asset, ...] = (),
     project: str | None = None,
     now: datetime | None = None,
+    token: Callable[[], str] | None = None,
 ) -> Envelope:
     """Rule 1 (`project`: the Standing Standup a handoff or handshake goes to, SPEC §10)."""
     now = now or datetime.now(UTC)
     words = _SLUG.sub("-", (slug or type).lower()).strip("-")[:60] or type
     return Envelope(
         protocol=PROTOCOL,
-        id=f"{now:%Y%m%dt%H%M%Sz}-{words}-{os.urandom(2).hex()}",
+        id=f"{now:%Y%m%dt%H%M%Sz}-{words}-{(token or random_token)()}",
         type=type,
         sender=sender,
         to=to,
@@ -74,6 +78,11 @@ def compose(
         body=body,
         extra={"project": project} if project is not None else {},
     )
+
+
+def random_token() -> str:
+    """Rule 1's HEX: 64 random bits."""
+    return os.urandom(8).hex()
 
 
 def attach(hub: Hub, source: Path) -> Asset:

@@ -4,6 +4,7 @@ then the hub's files, the ledger (read-only SQL) and the log are inspected."""
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import re
@@ -267,15 +268,21 @@ def test_unknown_recipient_gets_an_error(hub: HubDir) -> None:
 
 
 def test_action_in_the_inbox_gets_an_error(hub: HubDir) -> None:
-    """`action:` is refused outside authorized/: an error, nothing else."""
+    """`action:` is refused outside authorized/ (SPEC §14): an error naming why, nothing else, and
+    the id is not claimed — the sender may send it again without the action."""
     hub.drop("a.md", envelope_text(id="a1", type="instigate", action="deploy"))
     hub.run_once()
 
-    assert list(hub.outbox()) == ["a1.error.md"]
-    _, body = only_reply(hub, "a1")
-    assert "action" in body
-    assert "authorized" in body
+    (name,) = hub.outbox()
+    assert name.startswith("a1.invalid-")
+    headers, body = only_reply(hub, "a1")
+    assert (headers["type"], headers["to"]) == ("error", "claude-code")
+    assert "- action is only read from authorized/ (signed orders)\n" in body
     assert hub.archived() == ["a.md"]
+
+    hub.drop("a.md", envelope_text(id="a1", type="query"))  # corrected: the id is free
+    hub.run_once()
+    assert "a1.result.md" in hub.outbox()
 
 
 def test_authorized_orders_are_refused_and_archived_with_their_sidecars(hub: HubDir) -> None:
@@ -331,8 +338,9 @@ def test_json_envelopes_are_routed_like_markdown_ones(hub: HubDir) -> None:
 # -- duplicates -------------------------------------------------------------------------------
 
 
-def test_same_id_in_a_later_run_is_a_recorded_archived_duplicate(hub: HubDir) -> None:
-    """The same id dropped again later gets no new reply, a second archive entry and a `duplicates` row."""
+def test_same_id_with_other_bytes_in_a_later_run_is_a_conflict(hub: HubDir) -> None:
+    """The same id dropped again later with other bytes (SPEC §14): an error reply naming the
+    conflict to its sender, nothing runs, it is archived beside the original, which is untouched."""
     first = envelope_text("# First\n\nThe original.\n", id="d1", type="handoff")
     second = envelope_text("# Second\n\nA replay with other bytes.\n", id="d1", type="handoff")
     hub.drop("d1.md", first)
@@ -343,18 +351,34 @@ def test_same_id_in_a_later_run_is_a_recorded_archived_duplicate(hub: HubDir) ->
     hub.drop("d1.md", second)
     hub.run_once()
 
-    assert tree(hub.root / "outbox") == outbox
+    added = {name: text for name, text in hub.outbox().items() if name != "d1.result.md"}
+    (name, text), sha = next(iter(added.items())), hashlib.sha256(second.encode()).hexdigest()
+    assert name.startswith("d1.invalid-")
+    assert (front_matter(text)["type"], front_matter(text)["in_reply_to"]) == ("error", "d1")
+    assert f"- conflict: id d1 was already used with other content (this content's sha256 {sha})" in text
+    assert tree(hub.root / "outbox")["d1.result.md"] == outbox["d1.result.md"]
     assert hub.lane("inbox") == []
     assert hub.archived() == ["d1-2.md", "d1.md"]
-    original = ledger(hub, "SELECT archive FROM inputs WHERE id = 'd1'")
-    assert len(original) == 1
+    original = ledger(hub, "SELECT archive FROM inputs WHERE id = 'd1' AND key = 'd1'")
     assert (hub.root / original[0]["archive"]).read_text(encoding="utf-8") == first
+    assert hub.events("envelope.refused", id="d1")[0]["refusal"] == "conflict"
+
+
+def test_same_id_same_bytes_under_another_name_is_a_recorded_archived_duplicate(hub: HubDir) -> None:
+    """The same bytes dropped again later under another name: no new reply, a second archive
+    entry and a `duplicates` row (SPEC §4)."""
+    text = envelope_text("# First\n\nThe original.\n", id="d1", type="handoff")
+    hub.drop("d1.md", text)
+    hub.run_once()
+    outbox = tree(hub.root / "outbox")
+
+    hub.drop("again.md", text)
+    hub.run_once()
+
+    assert tree(hub.root / "outbox") == outbox
+    assert hub.archived() == ["again.md", "d1.md"]
     duplicates = ledger(hub, "SELECT id, lane, file, archive FROM duplicates")
-    assert len(duplicates) == 1
-    assert duplicates[0]["id"] == "d1"
-    assert duplicates[0]["file"] == "d1.md"
-    assert duplicates[0]["archive"].endswith("/d1-2.md")
-    assert (hub.root / duplicates[0]["archive"]).read_text(encoding="utf-8") == second
+    assert [(row["id"], row["file"]) for row in duplicates] == [("d1", "again.md")]
     assert hub.events("envelope.duplicate", id="d1")
 
 

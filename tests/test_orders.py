@@ -718,8 +718,10 @@ def test_a_signed_order_dropped_into_the_inbox_never_runs_its_action(lab: Lab) -
     lab.hub.run_once()
 
     replies = answers(lab.hub, ident)
-    assert list(replies) == [f"{ident}.error.md"]
-    assert "'action' is allowed only on signed orders in authorized/" in replies[f"{ident}.error.md"][1]
+    ((reply, (headers, body)),) = replies.items()
+    assert reply.startswith(f"{ident}.invalid-")
+    assert headers["type"] == "error"
+    assert "- action is only read from authorized/ (signed orders)\n" in body
     assert lab.runs() == []
     assert not lab.hub.events("order.verified")
     assert lab.hub.lane("inbox") == [f"{name}.sig"]  # not an envelope: left in place

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from slopd.ops import service
+from slopd.shell.version import version
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = [
@@ -33,6 +33,7 @@ CHECK = textwrap.dedent(
     import slopd
     from slopd.cli import main
     from slopd.ops import service
+    from slopd.shell.version import version
     venv = pathlib.Path(sys.prefix)
     assert pathlib.Path(slopd.__file__).is_relative_to(venv), slopd.__file__
     for name in ("systemd", "launchd", "sample-hub"):
@@ -41,7 +42,7 @@ CHECK = textwrap.dedent(
     assert (service.data_path("launchd") / "dev.slopd.plist").is_file()
     assert sorted(p.name for p in (service.data_path("sample-hub") / "inbox").iterdir())
     assert main(["service", "install", "--systemd-user", "--hub", sys.argv[1], "--dry-run"]) == 0
-    print("version", service.version())
+    print("version", version())
     """
 )
 
@@ -86,4 +87,4 @@ def test_build_and_install_from_the_wheel(tmp_path: Path) -> None:
     )
     assert result.returncode == 0, result.stderr
     assert f"ExecStart={venv / 'bin' / 'slopd'} run --hub {hub}" in result.stdout
-    assert f"version {service.version()}" in result.stdout
+    assert f"version {version()}" in result.stdout

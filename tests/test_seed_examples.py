@@ -65,14 +65,17 @@ def test_the_seeds_own_examples_copied_verbatim_are_answered(hub: HubDir) -> Non
     assert hub.archived() == sorted([template.name, note.name])
 
 
-def test_an_id_differing_only_in_case_is_the_duplicate_no_op(hub: HubDir) -> None:
-    """`Run-7` after `run-7`: archived as a duplicate, no second reply, nothing runs twice."""
+def test_an_id_differing_only_in_case_is_the_same_id(hub: HubDir) -> None:
+    """`RUN-7` after `run-7` is the same id with other bytes (SPEC §3, §14): a conflict error,
+    archived, nothing runs twice."""
     hub.write_config('[executor]\ncommand = ["sh", "-c", "echo ran >> \\"$SLOP_HUB/../runs.txt\\""]\n')
     hub.drop("first.md", envelope_text(id="run-7", type="instigate"))
     hub.run_once()
     hub.drop("second.md", envelope_text(id="RUN-7", type="instigate"))
     hub.run_once()
     assert (hub.root.parent / "runs.txt").read_text() == "ran\n"
-    assert sorted(hub.outbox()) == ["run-7.ack.md", "run-7.result.md"]
+    conflict = [name for name in hub.outbox() if name.startswith("run-7.invalid-")]
+    assert sorted(hub.outbox()) == sorted(["run-7.ack.md", "run-7.result.md", *conflict])
+    assert len(conflict) == 1
+    assert "conflict: id RUN-7 was already used with other content" in hub.outbox()[conflict[0]]
     assert hub.archived() == ["first.md", "second.md"]
-    assert [record["file"] for record in hub.events("envelope.duplicate")] == ["second.md"]

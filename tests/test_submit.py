@@ -7,6 +7,7 @@ writes them (temp file, then rename), so `await_reply` meets exactly what it mee
 from __future__ import annotations
 
 import os
+import re
 import threading
 from datetime import UTC, datetime
 from pathlib import Path
@@ -34,7 +35,7 @@ def test_compose_makes_a_canonical_valid_envelope() -> None:
         type="query", sender="me", to="watcher", body="Why?\n", slug="Big Question!", now=NOW
     )
     assert envelope.id.startswith("20260704t071553z-big-question-")
-    assert len(envelope.id) == len("20260704t071553z-big-question-") + 4
+    assert re.fullmatch(r"20260704t071553z-big-question-[0-9a-f]{16}", envelope.id)  # 64 random bits
     assert envelope.created_at == "2026-07-04T07:15:53Z"
     assert envelope.auth == "none"
     assert parse(render(envelope), name="x.md") == envelope

@@ -14,6 +14,8 @@ from slopd.core.envelope import Envelope, EnvelopeError, parse, render
 from slopd.core.errors import UsageError
 from slopd.shell.lanes import Hub, require_hub
 
+GENERATED_ID_TRIES = 3
+
 
 def _body(source: str | None) -> str:
     if source is None:
@@ -26,12 +28,12 @@ def _body(source: str | None) -> str:
         raise UsageError(f"{source}: cannot read the body: {error}") from None
 
 
-def _compose(args: argparse.Namespace, assets: tuple[Asset, ...] = ()) -> Envelope:
+def _compose(args: argparse.Namespace, body: str, assets: tuple[Asset, ...] = ()) -> Envelope:
     return submit.compose(
         type=args.type,
         sender=args.sender,
         to=args.to,
-        body=_body(args.file),
+        body=body,
         in_reply_to=args.in_reply_to,
         mode=args.mode,
         slug=args.slug,
@@ -52,11 +54,17 @@ def send(args: argparse.Namespace) -> int:
             attached.append(submit.attach(hub, Path(source)))
         except (ValueError, FileExistsError) as error:
             raise UsageError(str(error)) from None
-    envelope = _compose(args, tuple(attached))
-    try:
-        submit.submit(hub, envelope)
-    except EnvelopeError as error:
-        raise UsageError("the envelope would be invalid: " + "; ".join(error.reasons)) from None
+    body = _body(args.file)
+    for attempt in range(1, GENERATED_ID_TRIES + 1):
+        envelope = _compose(args, body, tuple(attached))
+        try:
+            submit.submit(hub, envelope)
+            break
+        except EnvelopeError as error:
+            raise UsageError("the envelope would be invalid: " + "; ".join(error.reasons)) from None
+        except FileExistsError:  # a generated id already in inbox/ (64 random bits): take another
+            if attempt == GENERATED_ID_TRIES:
+                raise UsageError(f"inbox/{envelope.id}.md already exists; send again") from None
     print(envelope.id, flush=True)
     kinds = _waiting(args, envelope)
     if not kinds:
@@ -101,7 +109,7 @@ def _post(args: argparse.Namespace) -> int:
         server = client.Client(args.url, _token(args))
     except ValueError as error:
         raise UsageError(str(error)) from None
-    envelope = _compose(args)
+    envelope = _compose(args, _body(args.file))
     data = render(envelope)
     try:
         parse(data, name="envelope.md")

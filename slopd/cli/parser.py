@@ -26,7 +26,7 @@ class _Version(argparse.Action):
         super().__init__(option_strings, dest, nargs=0, help="show the version and exit")
 
     def __call__(self, parser: argparse.ArgumentParser, *_args: object, **_kwargs: object) -> None:
-        from slopd.ops.service import version  # noqa: PLC0415  # importlib.metadata is slow to load
+        from slopd.shell.version import version  # noqa: PLC0415  # argparse alone for other commands
 
         parser.exit(message=f"slopd {version()}\n")
 

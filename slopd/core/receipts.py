@@ -1,9 +1,8 @@
 """Receipts and the reply feed's cursor (SPEC §12): the decisions, as tables. Pure.
 
 Rules:
-1. An envelope's id is its idempotency key. A POST whose id has no receipt is `NEW`; one whose
-   receipt holds the same bytes (sha256) is `REPLAY` once that receipt is written, `IN_FLIGHT`
-   while it is still being written; other bytes under the id are a `CONFLICT`.
+1. An envelope's id is its idempotency key; what a resend means (a replay, or a conflict) is
+   `core.admission`'s, for every surface; a receipt still `writing` is the HTTP intake's 409.
 2. The public state of an accepted envelope comes from its ledger row: none yet or
    `received`/`queued` → `received`; `executing`/`finished` → `executing`; `done` → `done`; a
    row holding other bytes, while the receipt's bytes were seen as a duplicate → `duplicate`.
@@ -21,13 +20,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 WRITING, WRITTEN = "writing", "written"
-
-
-class Admission(enum.Enum):
-    NEW = "new"
-    REPLAY = "replay"
-    IN_FLIGHT = "in_flight"
-    CONFLICT = "conflict"
 
 
 class Cursor(enum.Enum):
@@ -61,15 +53,6 @@ class Receipt:
         }
         body.update(extra)
         return body
-
-
-def admit(receipt: Receipt | None, sha256: str) -> Admission:
-    """Rule 1."""
-    if receipt is None:
-        return Admission.NEW
-    if receipt.sha256 != sha256:
-        return Admission.CONFLICT
-    return Admission.REPLAY if receipt.state == WRITTEN else Admission.IN_FLIGHT
 
 
 def public_state(status: str | None, *, same_bytes: bool = True, seen_as_duplicate: bool = False) -> str:

@@ -9,7 +9,8 @@ Rules, in order — the first that applies decides:
    configured `action`, which it `Execute`s. Nothing else ever runs an action.
 3. A reply (`ack`, `result`, `error`): `Record` it; never reply to a reply.
 4. A recipient that is not ours, not `human` and not a seat: `Reject`.
-5. `action` outside `authorized/`: `Reject` — actions never run from the inbox.
+5. `action` outside `authorized/`: `Reject` — actions never run from the inbox (admission
+   refuses it before routing, with the same reason; `core.admission`).
 6. By type: `handshake`, `note` → `Acknowledge`; `query`, `handoff` → `Discuss`;
    `instigate` → `Discuss` when it asks for discussion (`mode: discuss` or "discuss only") or
    is addressed to the human, else `Execute` on the seat named by `to`, else on the executor,
@@ -23,6 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
+from slopd.core.admission import ACTION_OUTSIDE
 from slopd.core.envelope import Envelope, wants_discussion
 from slopd.core.home import GENERIC
 from slopd.core.targets import EXECUTOR, Target, TargetKind
@@ -105,7 +107,7 @@ def decide(  # noqa: PLR0911  # one early decision per rule, in the order of the
         known = ", ".join(sorted(policy.names | policy.seats | {HUMAN}))
         return Reject(f"unknown recipient {to!r}: this watcher handles {known}")
     if envelope.action is not None:
-        return Reject("'action' is allowed only on signed orders in authorized/; nothing was run")
+        return Reject(ACTION_OUTSIDE)
     if envelope.type in ("handshake", "note"):
         return Acknowledge()
     if envelope.type != "instigate" or wants_discussion(envelope) or to == HUMAN:

@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 
 from slopd.core import notes, replies, summary
+from slopd.core.admission import Refusal
 from slopd.core.envelope import Envelope, render
 from slopd.core.ids import reply_id
 from slopd.core.lifecycle import Status
@@ -169,15 +170,18 @@ class Effects:
                 lane=input.lane,
                 file=input.name,
                 sha256=plan.sha256,
-                type=None,
+                type=plan.envelope.type if plan.envelope is not None else None,
                 sender=plan.sender,
                 mode=None,
-                decision="invalid",
+                decision=str(plan.refusal),
                 now=self.parts.clock.stamp(),
             )
-            input.log.warning("envelope.invalid", reasons=list(plan.reasons))
+            if plan.refusal is Refusal.INVALID:
+                input.log.warning("envelope.invalid", reasons=list(plan.reasons))
+            else:
+                input.log.warning("envelope.refused", refusal=str(plan.refusal), reasons=list(plan.reasons))
         elif row.status is Status.DONE:
-            self._archive_or_done(batch, input, key, None)
+            self._archive_or_done(batch, input, key, plan.envelope)
             return
         reply = replies.invalid(
             file=input.path,
@@ -188,7 +192,7 @@ class Effects:
             watcher=self.parts.config.watcher,
             now=self.parts.clock.wall(),
         )
-        self._complete(batch, input, key, reply, row.replies if row else ())
+        self._complete(batch, input, key, reply, row.replies if row else (), plan.envelope)
 
     def _duplicate(self, batch: Batch, plan: plans.Duplicate) -> None:
         input, envelope = plan.input, plan.envelope

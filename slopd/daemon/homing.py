@@ -20,26 +20,15 @@ from __future__ import annotations
 import os
 import socket
 from dataclasses import replace
-from functools import cache
 
 from slopd.core import home
 from slopd.core.home import Home, Presence
 from slopd.core.ids import timestamp
 from slopd.daemon.parts import Parts
 from slopd.shell import hubfile
+from slopd.shell.version import version
 
 HANDOVER_POLL = 2.0
-
-
-@cache
-def _version() -> str:
-    # Loaded on first use (PLC0415): importlib.metadata costs milliseconds at start-up.
-    from importlib import metadata  # noqa: PLC0415
-
-    try:
-        return metadata.version("slopd")
-    except metadata.PackageNotFoundError:
-        return "unknown"
 
 
 class Homing:
@@ -112,7 +101,7 @@ class Homing:
             name=home.specific_name(config.names),
             host=socket.gethostname(),
             pid=os.getpid(),
-            version=_version(),
+            version=version(),
             names=tuple(config.names),
             home=self.current.home and not stopped,
             last_seen=timestamp(parts.clock.wall()),

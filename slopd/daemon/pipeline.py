@@ -4,17 +4,22 @@ Rules:
 1. The file is read once (`shell.lanes`); the bytes read are the bytes hashed, parsed,
    verified and — for an action — executed. A file that cannot be read is refused with the
    reason; one that vanished since it was listed is nothing.
-2. An invalid input is answered under the key `invalid:DIGEST` of its lane, name and bytes
-   (or, unreadable, of its stat), so a crash mid-answer resumes the same answer.
-3. A valid envelope's ledger row, if any, picks the step (`core.lifecycle.step`).
+2. The bytes are admitted as on every surface (`core.admission`, SPEC §14): an invalid
+   envelope, `action:` outside `authorized/`, or an id already used with other bytes is refused
+   — an `error` reply to its sender — under the key `invalid:DIGEST` of its lane, name and bytes
+   (or, unreadable, of its stat), so a crash mid-answer resumes the same answer; a refusal
+   never claims the id.
+3. An admitted envelope's ledger row, if any, picks the step (`core.lifecycle.step`): the same
+   file resumes, the same bytes under another name are a duplicate.
 4. A new or resumed envelope addressed to another watcher is left quiet without being verified;
    in `authorized/` the order is then held for its signatures or verified, and any envelope
    listing assets is held for them or refused for one (`daemon.gate`); `core.routing.decide`
    runs once, with the verdict.
 5. A signature alone in `authorized/` waits for its order for the grace, is finished after a
    cut-short move, follows an order already archived, or is refused once the grace is over.
-6. On a watcher that is not the hub's home (`core.home`) nothing is refused: an invalid or
-   unreadable file, or a lone signature, is left for the home watcher to answer.
+6. On a watcher that is not the hub's home (`core.home`) nothing unroutable is refused: an
+   invalid or unreadable file, or a lone signature, is left for the home watcher to answer.
+   `action:` outside `authorized/` on an envelope addressed to another watcher is left to it.
 7. On a hub other watchers watch too, a new id whose reply another watcher has already written
    in `outbox/` is left alone (a hub watched by this one only does not look).
 8. Before a recipient is refused as unknown, and before a watcher that is not home runs one of
@@ -25,6 +30,8 @@ from __future__ import annotations
 
 import hashlib
 
+from slopd.core import admission
+from slopd.core.admission import Examined, Refusal, Refused
 from slopd.core.envelope import Envelope, EnvelopeError, parse
 from slopd.core.ids import reply_id
 from slopd.core.lifecycle import Seen, Status, Step, step
@@ -60,8 +67,9 @@ class Pipeline:
         return self._envelope(input, entry, now)
 
     def _refuse(self, refusal: plans.Refuse, entry: Entry) -> plans.Plan:
-        """Rule 6: only the home watcher answers what cannot be routed; the others leave it."""
-        if self.parts.policy.home:
+        """Rule 6: only the home watcher answers what cannot be routed; the others leave it. An
+        envelope that parsed and is this watcher's (not `elsewhere`) is answered by it."""
+        if self.parts.policy.home or refusal.envelope is not None:
             return refusal
         return plans.Quiet(entry.signature)
 
@@ -78,23 +86,41 @@ class Pipeline:
                 input.log.debug("envelope.vanished")  # renamed away or deleted since the scan
                 return plans.Nothing()
             return self._refuse(self._unreadable(input, entry, contents.reason), entry)
-        sha = hashlib.sha256(contents.data).hexdigest()
-        try:
-            envelope = parse(contents.data, name=name, max_bytes=limit)
-        except EnvelopeError as error:
-            identity = f"{lane}\0{name}\0{sha}".encode(errors="surrogateescape")
-            key = "invalid:" + hashlib.sha256(identity).hexdigest()
+        examined = admission.examine(contents.data, name=name, lane=lane, max_bytes=limit)
+        if isinstance(examined, Refused):
             read = Input(lane, name, contents.stat.st_ino, input.log)
-            return self._refuse(plans.Refuse(read, key, sha, error.reasons, error.id, error.sender), entry)
+            return self._refuse(self._refusal(read, examined), entry)
+        envelope = examined.envelope
         read = Input(lane, name, contents.stat.st_ino, input.log.bind(id=envelope.id, type=envelope.type))
-        return self._known(read, entry, envelope, contents.data, sha, now)
+        return self._judged(read, entry, examined, contents.data, now)
+
+    @staticmethod
+    def _refusal(input: Input, refused: Refused, envelope: Envelope | None = None) -> plans.Refuse:
+        """Rule 2: refused at admission, answered under a key of its lane, name and bytes."""
+        identity = f"{input.lane}\0{input.name}\0{refused.sha256}".encode(errors="surrogateescape")
+        key = "invalid:" + hashlib.sha256(identity).hexdigest()
+        return plans.Refuse(
+            input, key, refused.sha256, refused.reasons, refused.id, refused.sender, refused.refusal, envelope
+        )
+
+    def _judged(self, input: Input, entry: Entry, examined: Examined, data: bytes, now: float) -> plans.Plan:
+        """Rules 2 and 3: admission's judgement against the ledger's row for this id."""
+        envelope = examined.envelope
+        row = self.parts.ledger.get(envelope.key)
+        judged = admission.judge(examined, row.sha256 if row is not None else None)
+        if not isinstance(judged, Refused):
+            return self._known(input, entry, examined, row, data, now)
+        self.parts.gate.forget(input.name)
+        if judged.refusal is Refusal.ACTION and elsewhere(envelope, self.parts.policy) is not None:
+            return plans.Quiet(entry.signature)  # the watcher it is for refuses it the same way
+        return self._refuse(self._refusal(input, judged, envelope), entry)
 
     def _known(
-        self, input: Input, entry: Entry, envelope: Envelope, data: bytes, sha: str, now: float
+        self, input: Input, entry: Entry, examined: Examined, row: Row | None, data: bytes, now: float
     ) -> plans.Plan:
-        """Rule 3: what the ledger's row for this id says to do."""
-        row = self.parts.ledger.get(envelope.key)
-        chosen = step(self._seen(row, input, sha))
+        """Rule 3: what the ledger's row for this id (the same bytes, if any) says to do."""
+        envelope, sha = examined.envelope, examined.sha256
+        chosen = step(self._seen(row, input))
         if row is not None and chosen not in (Step.DUPLICATE, Step.FINISH_MOVE):
             input.log.info("envelope.resumed", status=row.status)
         match chosen:
@@ -120,10 +146,11 @@ class Pipeline:
                 self.parts.gate.forget(input.name)
                 return plans.Duplicate(input, envelope, sha)
 
-    def _seen(self, row: Row | None, input: Input, sha: str) -> Seen | None:
+    def _seen(self, row: Row | None, input: Input) -> Seen | None:
+        """The row of an id met again with the same bytes (admission refused other bytes)."""
         if row is None:
             return None
-        same = (row.lane, row.file, row.sha256) == (input.lane, input.name, sha)
+        same = (row.lane, row.file) == (input.lane, input.name)
         present = row.archive is None or not same or self.parts.hub.path_exists(row.archive)
         return Seen(
             status=row.status,
@@ -250,4 +277,4 @@ class Pipeline:
             f"{input.lane}\0{input.name}\0{reason}\0{status.st_ino}\0{status.st_size}\0{status.st_mtime_ns}"
         ).encode(errors="surrogateescape")
         key = "invalid:" + hashlib.sha256(identity).hexdigest()
-        return plans.Refuse(input, key, "", (f"the file {reason}",), None, None)
+        return plans.Refuse(input, key, "", (f"the file {reason}",), None, None, Refusal.INVALID)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from slopd.core.admission import Refusal
 from slopd.core.envelope import Envelope
 from slopd.core.layout import Signature
 from slopd.core.names import is_sane
@@ -66,7 +67,8 @@ class Quiet:
 
 @dataclass(frozen=True, slots=True)
 class Refuse:
-    """Not a valid envelope (or unreadable, or badly named): an error reply listing `reasons`."""
+    """Refused at admission (invalid, unreadable, badly named, `action:` outside authorized/, an
+    id used with other bytes): an error reply listing `reasons`; the id is not claimed."""
 
     input: Input
     key: str  # invalid:DIGEST
@@ -74,6 +76,8 @@ class Refuse:
     reasons: tuple[str, ...]
     id: str | None
     sender: str | None
+    refusal: Refusal = Refusal.INVALID
+    envelope: Envelope | None = None  # when it parsed: its signatures go with it
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,7 +25,7 @@ import shutil
 import stat
 import sys
 from dataclasses import dataclass, field
-from importlib import metadata, resources
+from importlib import resources
 from pathlib import Path
 
 from slopd.shell import config as config_module
@@ -42,14 +42,6 @@ SYSTEM_UNIT_DIR = Path("/etc/systemd/system")
 _UNIT_NAME_MAX = 255
 # Where macOS asks for Files & Folders or Full Disk Access before a LaunchAgent may read.
 _TCC_PLACES = ("Desktop", "Documents", "Downloads", "Library/CloudStorage", "Library/Mobile Documents")
-
-
-def version() -> str:
-    """This installation's version, from the package metadata."""
-    try:
-        return metadata.version("slopd")
-    except metadata.PackageNotFoundError:
-        return "0+unknown"
 
 
 def data_path(name: str) -> Path:

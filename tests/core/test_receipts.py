@@ -7,12 +7,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from slopd.core.receipts import (
-    WRITING,
     WRITTEN,
-    Admission,
     Cursor,
     Receipt,
-    admit,
     check_cursor,
     is_terminal,
     public_state,
@@ -21,20 +18,6 @@ from slopd.core.receipts import (
 
 def receipt(sha: str = "a" * 64, state: str = WRITTEN) -> Receipt:
     return Receipt(1, "x", "X", "alice", "query", "X.md", sha, "2026-12-01T00:00:00.000Z", state)
-
-
-@pytest.mark.parametrize(
-    ("found", "sha", "expected"),
-    [
-        (None, "a" * 64, Admission.NEW),
-        (receipt(), "a" * 64, Admission.REPLAY),
-        (receipt(state=WRITING), "a" * 64, Admission.IN_FLIGHT),
-        (receipt(), "b" * 64, Admission.CONFLICT),
-        (receipt(state=WRITING), "b" * 64, Admission.CONFLICT),
-    ],
-)
-def test_admission_table(found: Receipt | None, sha: str, expected: Admission) -> None:
-    assert admit(found, sha) is expected
 
 
 @pytest.mark.parametrize(

@@ -47,7 +47,7 @@ def fixture_anyio_backend() -> str:
 
 def generic(data: bytes, ident: str, type: str) -> bytes:
     """`data` with its generated values replaced: the id (once, in `id:`) and `created_at` (once)."""
-    assert re.fullmatch(rf"\d{{8}}t\d{{6}}z-{type}-[0-9a-f]{{4}}", ident), ident
+    assert re.fullmatch(rf"\d{{8}}t\d{{6}}z-{type}-[0-9a-f]{{16}}", ident), ident
     assert data.count(ident.encode()) == 1, data
     assert data.count(f"\nid: {ident}\n".encode()) == 1, data
     stamped, count = CREATED_AT.subn(b"created_at: CREATED_AT", data.replace(ident.encode(), b"ID"))

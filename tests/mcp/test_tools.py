@@ -24,6 +24,7 @@ from slopd.app import load_config
 from slopd.baton.score import report
 from slopd.core.envelope import parse
 from slopd.shell.config import Auth, Config
+from slopd.shell.version import version
 from tests.conftest import HubDir, front_matter, toml_argv
 from tests.mcp.rig import TOOLS, Session, authorized, inbox, lane, session
 from tests.test_baton_pack import Vessel, letter, state
@@ -84,15 +85,80 @@ async def test_no_tool_takes_a_from_a_seat_a_sender_or_a_token(me: Session) -> N
         assert not properties & forbidden, (tool.name, properties & forbidden)
 
 
-async def test_a_from_smuggled_in_as_an_extra_argument_changes_nothing(me: Session, hub: HubDir) -> None:
-    extra = {"from": "mallory", "seat": "mallory", "sender": "mallory", "from_": "mallory"}
-    result = await me.result("slop_send", type="query", to="watcher", body="Hello.\n", **extra)
-    if not result.is_error:
-        (data,) = inbox(hub).values()
-        assert front_matter(data.decode())["from"] == "claude-code"
-        assert result.structured_content is not None
-        assert result.structured_content["seat"] == "claude-code"
-    assert all(b"mallory" not in data for data in inbox(hub).values())
+async def test_every_input_schema_refuses_unknown_arguments(me: Session) -> None:
+    """SPEC §14: `additionalProperties: false` in every tool's input schema."""
+    for tool in (await me.client.list_tools()).tools:
+        assert tool.input_schema.get("additionalProperties") is False, tool.name
+
+
+@pytest.mark.parametrize(
+    ("extra", "hint"),
+    [
+        ({"action": "hello"}, "action is only read from authorized/ (signed orders)"),
+        ({"from": "mallory"}, "the seat is fixed by --seat or the token"),
+        ({"wait_s": 5}, "only slop_status and slop_replies wait"),
+        ({"from": "mallory", "seat": "mallory", "sender": "x", "from_": "x"}, "no tool takes `from`"),
+    ],
+    ids=["action", "from", "wait_s", "four"],
+)
+async def test_an_unknown_argument_is_a_tool_error_naming_it_and_nothing_is_sent(
+    me: Session, hub: HubDir, extra: dict[str, Any], hint: str
+) -> None:
+    """No MCP tool ignores an argument it does not know (SPEC §14): the call is refused, naming
+    every unknown argument and what the tool takes; nothing reaches the inbox."""
+    said = await me.refused("slop_send", type="instigate", to="watcher", body="run\n", **extra)
+    for name in extra:
+        assert f"`{name}`" in said
+    assert "It takes: type, to, body, in_reply_to, mode, project, id." in said
+    assert hint in said
+    assert inbox(hub) == {}
+
+
+async def test_an_unknown_argument_is_refused_by_every_tool(me: Session, hub: HubDir) -> None:
+    """The rule holds for each tool, not only slop_send: `bogus` is named, nothing runs."""
+    for tool in (await me.client.list_tools()).tools:
+        said = await me.refused(tool.name, bogus=1)
+        assert f"{tool.name} takes no argument `bogus`" in said, said
+    assert inbox(hub) == {}
+
+
+ANNOTATIONS = {  # tool: (read-only, idempotent, destructive)
+    "slop_hub_info": (True, True, False),
+    "slop_send": (False, False, False),
+    "slop_status": (True, True, False),
+    "slop_replies": (True, True, False),
+    "slop_read": (True, True, False),
+    "slop_ack": (False, True, False),
+    "slop_notes": (True, True, False),
+    "slop_request_approval": (False, False, False),
+    "handoff_lint": (True, True, False),
+    "standup_read": (True, True, False),
+    "standup_append": (False, False, False),
+    "baton_boot": (False, False, False),
+    "baton_lease": (False, False, False),
+    "baton_pack": (False, False, True),
+    "baton_score": (True, True, False),
+}
+
+
+async def test_annotations_are_true_to_what_each_tool_does(me: Session) -> None:
+    """baton_boot records the boot (not read-only), baton_pack replaces CURRENT/ (destructive), a
+    send without an id adds a new envelope each time (not idempotent); none reaches beyond the hub."""
+    listed = {tool.name: tool.annotations for tool in (await me.client.list_tools()).tools}
+    assert set(listed) == set(ANNOTATIONS)
+    for name, (read_only, idempotent, destructive) in ANNOTATIONS.items():
+        notes = listed[name]
+        assert notes is not None, name
+        said = (notes.read_only_hint, notes.idempotent_hint, notes.destructive_hint, notes.open_world_hint)
+        assert said == (read_only, idempotent, destructive, False), name
+
+
+async def test_server_info_carries_slopds_version(me: Session) -> None:
+    """`serverInfo.version` is the version `slopd --version` prints, never empty."""
+    info = me.client.server_info
+    assert info is not None
+    assert (info.name, info.version) == ("slopd", version())
+    assert version()
 
 
 async def test_the_descriptions_state_the_rules(me: Session) -> None:
@@ -174,13 +240,19 @@ async def test_send_drops_a_valid_envelope_from_this_seat_and_returns_a_receipt(
 
 
 async def test_resending_an_id_is_a_no_op_that_returns_the_first_receipt(hub: HubDir, me: Session) -> None:
+    """SPEC §14: the same arguments under the same id are a replay (the first receipt, nothing
+    written); other arguments are a conflict, refused with the reason, also nothing written."""
     ident = "20261201t120000z-retry-me"
     first = await send(me, "The first body.\n", id=ident)
     before = inbox(hub)
     again = await send(me, "The first body.\n", id=ident)
     assert again == {**first, "replayed": True}
-    other = await send(me, "Another body, same id.\n", id=ident.upper())
-    assert other == {**first, "replayed": True}
+    for other in (
+        {"body": "Another body, same id.\n", "id": ident},
+        {"body": "The first body.\n", "id": ident.upper()},
+    ):
+        said = await me.refused("slop_send", type="query", to="watcher", **other)
+        assert f"conflict: id {other['id']} was already used with other content" in said
     assert inbox(hub) == before
     assert list(before) == [f"{ident}.md"]
     hub.run_once()  # consumed and archived: a late retry still writes nothing
@@ -600,6 +672,7 @@ async def test_the_vessel_leases_packs_a_good_letter_as_generation_1_and_a_faili
             "baton_pack", vessel="oracle", lease_id=lease_id, letter="too thin", state=state()
         )
         assert "gate" in said
+        assert "accept_low_quality" in said  # a parameter the tool has (below)
         await oracle.refused(
             "baton_pack", vessel="oracle", lease_id="0" * 64, letter=letter(1), state=state()
         )
@@ -616,6 +689,25 @@ async def test_the_vessel_leases_packs_a_good_letter_as_generation_1_and_a_faili
             "baton_pack", vessel="oracle", lease_id=lease_id, letter=letter(1), state=state()
         )
         assert (await oracle.call("baton_boot", vessel="oracle"))["data"]["generation"] == 1
+
+
+async def test_a_letter_that_fails_the_gate_commits_marked_low_quality_when_accepted(
+    hub: HubDir, tmp_path: Path
+) -> None:
+    """The refusal names `accept_low_quality`; the tool takes it, and commits the letter marked."""
+    vessel = Vessel(hub, tmp_path)
+    async with session(hub, "oracle") as oracle:
+        lease_id = (await oracle.call("baton_lease", vessel="oracle"))["data"]["lease_id"]
+        packed = await oracle.call(
+            "baton_pack",
+            vessel="oracle",
+            lease_id=lease_id,
+            letter="too thin",
+            state=state(),
+            accept_low_quality=True,
+        )
+    assert (packed["data"]["generation"], packed["data"]["LOW_QUALITY"]) == (1, True)
+    assert json.loads((vessel.tree / "generations/v1/STATE.json").read_text())["LOW_QUALITY"] is True
 
 
 async def test_baton_score_is_the_seeds_score_function(me: Session) -> None:

@@ -620,24 +620,31 @@ async def test_503_with_retry_after_on_every_route_but_health_while_stopping(hub
 
 
 async def test_nothing_posted_ever_reaches_authorized(hub: HubDir) -> None:
+    """An order posted over HTTP is refused at once (422, SPEC §14): `action:` is read only from
+    authorized/, which no request reaches; other keys naming a lane are only kept."""
     tokens = with_tokens(hub)
     before = files(hub, "authorized")
-    orders = [
-        markdown("20261201t120000z-signed", type="instigate", auth="signed:order.md.sig", action="deploy"),
-        markdown("20261201t120000z-action", type="instigate", mode="execute", action="deploy"),
-        markdown("20261201t120000z-lane", type="instigate", lane="authorized", path="../authorized/x.md"),
-        json_form("20261201t120000z-jsonorder", type="instigate", auth="signed:o.md.sig", action="deploy"),
-    ]
+    ident = "20261201t120000z-"
+    orders = {
+        markdown(ident + "signed", type="instigate", auth="signed:order.md.sig", action="deploy"): 422,
+        markdown(ident + "action", type="instigate", mode="execute", action="deploy"): 422,
+        markdown(ident + "lane", type="instigate", lane="authorized", path="../authorized/x.md"): 202,
+        json_form(ident + "jsonorder", type="instigate", auth="signed:o.md.sig", action="deploy"): 422,
+    }
     async with in_process(hub) as live:
-        for order in orders:
+        for order, status in orders.items():
             media = "application/json" if order.startswith(b"{") else "text/markdown"
             answer = await live.post(tokens["alice"], order, media=media)
-            assert answer.status_code in (202, 422), answer.text
+            assert answer.status_code == status, answer.text
+            if status == 422:
+                assert answer.json()["errors"] == [
+                    {"reason": "action is only read from authorized/ (signed orders)"}
+                ]
             assert files(hub, "authorized") == before
-        await until(lambda: hub.replies_to("20261201t120000z-action"))
         await until(lambda: hub.replies_to("20261201t120000z-lane"))
     assert files(hub, "authorized") == before
     assert ledger(hub, "SELECT count(*) FROM inputs WHERE lane != 'inbox'") == [(0,)]
+    assert ledger(hub, "SELECT count(*) FROM receipts") == [(1,)]  # refusals claim no id
 
 
 # -- GET / HEAD /v1/envelopes/{id} ------------------------------------------------------------

@@ -3,10 +3,12 @@
 Rules:
 1. The seat is fixed when the `Seat` is made (`--seat`, or the token's seat on `/mcp`); no
    argument of any operation changes `from`.
-2. `send` composes the envelope as `slopd send` does (`submit.compose`) and accepts it as the
-   HTTP transport does (`Intake`: the strict parser, the atomic drop into `inbox/`, the
-   receipt in the ledger). With an `id` already received, it writes nothing and returns the
-   first receipt (`replayed`).
+2. `send` composes the envelope as `slopd send` does (`submit.compose`) and admits it as the
+   HTTP transport does (`Intake`: `core.admission`, the atomic drop into `inbox/`, the receipt
+   in the ledger). A resend of an `id` already used is composed with the first envelope's
+   `created_at`, so the same arguments are the same bytes — a replay that writes nothing and
+   returns the first receipt — and other arguments a conflict (SPEC §14). A generated id that is
+   already taken (64 random bits: never, in practice) is replaced by a fresh one.
 3. Reading never consumes: `status`, `replies`, `read` change nothing; `ack` is its own act.
 4. Nothing here writes `authorized/`: `request_approval` writes the order a human would sign
    into `outbox/drafts/` and says how to sign and where to put it.
@@ -22,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from slopd import submit
-from slopd.core.envelope import ID_PATTERN, render
+from slopd.core.envelope import ID_PATTERN, Envelope, EnvelopeError, parse, render
 from slopd.core.ids import timestamp
 from slopd.core.layout import LANES, LEDGER_FILE
 from slopd.core.orders import Trust
@@ -42,6 +44,7 @@ from slopd.transport.server.intake import Intake
 
 MAX_WAIT = 50.0
 MAX_CHARS = 20_000
+GENERATED_ID_TRIES = 3
 
 
 class Seat:
@@ -55,6 +58,7 @@ class Seat:
         trust: Trust | None = None,
         waker: Waker | None = None,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+        token: Callable[[], str] = submit.random_token,
     ) -> None:
         self.hub, self.state, self.seat, self.config, self.trust = hub, state, seat, config, trust
         state.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -62,7 +66,7 @@ class Seat:
         self.receipts = Receipts(state / LEDGER_FILE)
         self.intake = Intake(hub, self.receipts, config.max_envelope_bytes, clock)
         self.waker = waker or Waker(hub.root)
-        self.clock = clock
+        self.clock, self.token = clock, token
 
     def close(self) -> None:
         self.waker.close()
@@ -107,22 +111,46 @@ class Seat:
         id: str | None = None,
     ) -> dict[str, Any]:
         """Rule 2."""
-        if id is not None:
-            if ID_PATTERN.fullmatch(id) is None:
-                raise Problem(
-                    "invalid-envelope", f"{id!r} is not a valid id", ("id: must be 1-128 of [A-Za-z0-9._:-]",)
-                )
-            first = self.receipts.get(id.lower())
-            if first is not None and first.seat == self.seat:
-                return {**first.public(replayed=True), "pending": self.pending()}
-        envelope = submit.compose(
-            type=type, sender=self.seat, to=to, body=body, in_reply_to=in_reply_to, mode=mode, project=project
-        )
-        if id is not None:
-            envelope = dataclasses.replace(envelope, id=id)
+        fields: dict[str, Any] = {
+            "type": type, "sender": self.seat, "to": to, "body": body,
+            "in_reply_to": in_reply_to, "mode": mode, "project": project,
+        }  # fmt: skip
+        if id is None:
+            return self._send_new(fields)
+        envelope = dataclasses.replace(submit.compose(**fields, now=self.clock()), id=id)
+        first = self._first(id)
+        if first is not None:  # a resend: the same content is the same envelope, created_at and all
+            envelope = dataclasses.replace(envelope, created_at=first.created_at)
+        return self._accept(envelope)
+
+    def _send_new(self, fields: dict[str, Any]) -> dict[str, Any]:
+        """A generated id that is somehow taken already is replaced by another (rule 2)."""
+        for attempt in range(1, GENERATED_ID_TRIES + 1):
+            envelope = submit.compose(**fields, now=self.clock(), token=self.token)
+            try:
+                return self._accept(envelope)
+            except Problem as problem:
+                if problem.kind != "id-conflict" or attempt == GENERATED_ID_TRIES:
+                    raise
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _accept(self, envelope: Envelope) -> dict[str, Any]:
         accepted = self.intake.accept(self.seat, render(envelope), json_form=False, idempotency_key=None)
         receipt = accepted.receipt.public(replayed=True) if accepted.replayed else accepted.receipt.public()
         return {**receipt, "pending": self.pending()}
+
+    def _first(self, id: str) -> Envelope | None:
+        """The envelope first sent under `id` (any seat's, any surface's), if it can be read."""
+        if ID_PATTERN.fullmatch(id) is None:
+            return None  # admission refuses the id itself
+        for relative in self._places(id):
+            found = self.hub.read_path(relative, self.config.max_envelope_bytes)
+            if isinstance(found, Contents):
+                try:
+                    return parse(found.data, name=relative)
+                except EnvelopeError:
+                    return None
+        return None
 
     def status(self, id: str, wait_s: float = 0.0) -> dict[str, Any]:
         state, type = views.envelope_state(self.receipts, self.seat, id)

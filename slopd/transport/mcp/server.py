@@ -7,6 +7,14 @@ Rules:
    `/mcp`. No tool has a `from` or seat argument.
 3. A refusal (`Problem`) is a tool error naming every reason, for the model to act on; nothing
    was written. No tool writes `authorized/`.
+4. No tool ignores an argument it does not know: every input schema says
+   `additionalProperties: false`, and a call with an unknown argument is a tool error naming it
+   (with what the tool takes, and why, for the mistakes agents make: `action`, `from`…); nothing
+   runs.
+5. Annotations are true to what each tool does: read-only only when it writes nothing at all,
+   idempotent only when a repeat with the same arguments changes nothing more, destructive when
+   it replaces what was there; none reaches beyond the hub (`openWorldHint: false`).
+6. `serverInfo.version` is slopd's version.
 """
 
 from __future__ import annotations
@@ -17,9 +25,12 @@ from typing import Annotated, Any, Literal, TypeVar
 from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
+from mcp.types import Tool as MCPTool
 from mcp.types import ToolAnnotations
 from pydantic import BaseModel, Field
 
+from slopd.core.admission import ACTION_OUTSIDE
+from slopd.shell.version import version
 from slopd.transport.mcp import models, protocols
 from slopd.transport.mcp.seat import MAX_CHARS, MAX_WAIT, Seat
 from slopd.transport.problems import Problem
@@ -28,8 +39,29 @@ SeatSource = Callable[[Context[Any, Any] | None], Seat]
 M = TypeVar("M", bound=BaseModel)
 Type = Literal["instigate", "handoff", "query", "note", "handshake", "ack", "result", "error"]
 Wait = Annotated[float, Field(ge=0, le=MAX_WAIT, description=f"seconds to wait for a reply (≤ {MAX_WAIT:g})")]
-READ = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True)
-WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True)
+
+
+def _does(*, read_only: bool = False, idempotent: bool = False, destructive: bool = False) -> ToolAnnotations:
+    """Rule 5."""
+    return ToolAnnotations(
+        read_only_hint=read_only,
+        destructive_hint=destructive,
+        idempotent_hint=idempotent,
+        open_world_hint=False,
+    )
+
+
+READ = _does(read_only=True, idempotent=True)  # writes nothing at all
+ADD = _does()  # adds to the hub (an envelope, a draft, a lease, a boot record) each time
+MARK = _does(idempotent=True)  # sets a mark; again changes nothing
+REPLACE = _does(destructive=True)  # replaces files in place
+# What an agent most often passes that no tool takes, and where it belongs instead (rule 4).
+_HINTS = {
+    "action": f"{ACTION_OUTSIDE}: ask a human with slop_request_approval",
+    "from": "the seat is fixed by --seat or the token: no tool takes `from`",
+    "seat": "the seat is fixed by --seat or the token: no tool takes it",
+    "wait_s": "only slop_status and slop_replies wait",
+}
 
 INSTRUCTIONS = (
     "A SLOP hub: send envelopes as this seat, read the replies addressed to it. Reading never "
@@ -46,15 +78,46 @@ def _as(model: type[M], work: Callable[[], dict[str, Any]]) -> M:
         raise ToolError(f"{problem.body()['title']}: {problem.detail}{reasons}") from None
 
 
+class _Strict(MCPServer):
+    """Rule 4, over the SDK's `MCPServer`: its argument models ignore unknown keys."""
+
+    async def list_tools(self) -> list[MCPTool]:
+        return [
+            tool.model_copy(update={"input_schema": {**tool.input_schema, "additionalProperties": False}})
+            for tool in await super().list_tools()
+        ]
+
+    _takes: dict[str, list[str]] | None = None  # each tool's arguments, once the tools are all added
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
+    ) -> Any:
+        if self._takes is None:
+            tools = await super().list_tools()
+            self._takes = {tool.name: list(tool.input_schema.get("properties", {})) for tool in tools}
+        takes = self._takes.get(name)
+        unknown = sorted(set(arguments) - set(takes)) if takes is not None else []
+        if unknown:
+            raise ToolError(_unknown(name, unknown, takes or []))
+        return await super().call_tool(name, arguments, context)
+
+
+def _unknown(tool: str, unknown: list[str], takes: list[str]) -> str:
+    named = ", ".join(f"`{argument}`" for argument in unknown)
+    lines = [f"{tool} takes no argument {named}; nothing was done. It takes: {', '.join(takes) or 'none'}."]
+    lines += [f"- {argument}: {_HINTS[argument]}" for argument in unknown if argument in _HINTS]
+    return "\n".join(lines)
+
+
 def build(seats: SeatSource, guide: Callable[[], str]) -> MCPServer:  # noqa: PLR0915  # one per tool
-    server = MCPServer("slopd", instructions=INSTRUCTIONS)
+    server = _Strict("slopd", instructions=INSTRUCTIONS, version=version())
 
     @server.tool(annotations=READ)
     def slop_hub_info(ctx: Context) -> models.HubInfo:
         """This seat, the hub, whether its daemon runs, the lanes, reply classes, limits, HUB.md in short."""
         return _as(models.HubInfo, seats(ctx).info)
 
-    @server.tool(annotations=WRITE)
+    @server.tool(annotations=ADD)
     def slop_send(
         type: Type,
         to: str,
@@ -66,8 +129,9 @@ def build(seats: SeatSource, guide: Callable[[], str]) -> MCPServer:  # noqa: PL
         id: str | None = None,
     ) -> models.Receipt:
         """Send an envelope from this seat (you cannot send as anyone else). Re-use the id to retry:
-        a resend of an id already received writes nothing and returns the first receipt. It goes to
-        inbox/, never authorized/: irreversible actions need a human signature."""
+        a resend with the same arguments writes nothing and returns the first receipt; other
+        arguments under a used id are refused (a conflict). It goes to inbox/, never authorized/:
+        irreversible actions need a human signature (slop_request_approval)."""
         seat = seats(ctx)
         fields = {"in_reply_to": in_reply_to, "mode": mode, "project": project, "id": id}
         return _as(models.Receipt, lambda: seat.send(type=type, to=to, body=body, **fields))
@@ -103,7 +167,7 @@ def build(seats: SeatSource, guide: Callable[[], str]) -> MCPServer:  # noqa: PL
         seat = seats(ctx)
         return _as(models.Page, lambda: seat.read(id, offset, max_chars))
 
-    @server.tool(annotations=WRITE)
+    @server.tool(annotations=MARK)
     def slop_ack(id: str, ctx: Context) -> models.Acked:
         """Mark a reply to this seat as seen (it leaves `pending`); nothing is moved or deleted."""
         seat = seats(ctx)
@@ -115,7 +179,7 @@ def build(seats: SeatSource, guide: Callable[[], str]) -> MCPServer:  # noqa: PL
         seat = seats(ctx)
         return _as(models.Notes, lambda: seat.notes(search))
 
-    @server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False))
+    @server.tool(annotations=ADD)
     def slop_request_approval(action: str, body: str, reason: str, ctx: Context) -> models.Approval:
         """Draft the order a human would sign to run an irreversible action (in outbox/drafts/, never
         authorized/), and the exact signing command for the human. Agents cannot approve."""
@@ -136,7 +200,7 @@ def build(seats: SeatSource, guide: Callable[[], str]) -> MCPServer:  # noqa: PL
             models.Standup, lambda: {**protocols.standup_read(seat, project), "pending": seat.pending()}
         )
 
-    @server.tool(annotations=WRITE)
+    @server.tool(annotations=ADD)
     def standup_append(project: str, entry: str, ctx: Context) -> models.Receipt:
         """File one MEP entry in a project's standup (sent as a handoff from this seat). An entry that
         does not lint is refused with every finding, and nothing is sent."""
@@ -146,7 +210,7 @@ def build(seats: SeatSource, guide: Callable[[], str]) -> MCPServer:  # noqa: PL
     def baton(vessel: str, seat: Seat, work: Callable[[], dict[str, Any]]) -> models.Baton:
         return _as(models.Baton, lambda: {"vessel": vessel, "data": work(), "pending": seat.pending()})
 
-    @server.tool(annotations=READ)
+    @server.tool(annotations=ADD)  # records the boot in the registry (the seed's BATON_RECEIVED)
     def baton_boot(
         vessel: str, ctx: Context, budget: Annotated[int, Field(ge=0)] | None = None
     ) -> models.Baton:
@@ -155,20 +219,30 @@ def build(seats: SeatSource, guide: Callable[[], str]) -> MCPServer:  # noqa: PL
         seat = seats(ctx)
         return baton(vessel, seat, lambda: protocols.baton_boot(seat, vessel, budget))
 
-    @server.tool(annotations=ToolAnnotations(read_only_hint=False, idempotent_hint=False))
+    @server.tool(annotations=ADD)
     def baton_lease(vessel: str, ctx: Context) -> models.Baton:
         """Lease the vessel's next generation (this seat must be the vessel); one live lease at a time."""
         seat = seats(ctx)
         return baton(vessel, seat, lambda: protocols.baton_lease(seat, vessel))
 
-    @server.tool(annotations=ToolAnnotations(read_only_hint=False, idempotent_hint=False))
+    @server.tool(annotations=REPLACE)  # CURRENT/ and AUTOBIOGRAPHY.md are replaced; no undo
     def baton_pack(
-        vessel: str, lease_id: str, letter: str, state: dict[str, Any], ctx: Context
+        vessel: str,
+        lease_id: str,
+        letter: str,
+        state: dict[str, Any],
+        ctx: Context,
+        accept_low_quality: bool = False,
     ) -> models.Baton:
         """Commit the next generation with the live lease: scored by the seed's gate; a letter that
-        fails it is refused and nothing is written."""
+        fails it is refused and nothing is written, unless accept_low_quality (then it is committed
+        marked LOW_QUALITY)."""
         seat = seats(ctx)
-        return baton(vessel, seat, lambda: protocols.baton_pack(seat, vessel, lease_id, letter, state))
+        return baton(
+            vessel,
+            seat,
+            lambda: protocols.baton_pack(seat, vessel, lease_id, letter, state, accept_low_quality),
+        )
 
     @server.tool(annotations=READ)
     def baton_score(letter: str, ctx: Context) -> models.Baton:

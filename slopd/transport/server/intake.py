@@ -1,17 +1,18 @@
 """`POST /v1/envelopes`: an envelope over HTTP, accepted exactly once (SPEC §12).
 
 Rules:
-1. The body is read as the file lane reads a file: the same strict parser and limit, every
-   reason listed when it is refused (422), nothing written. Markdown goes to `inbox/ID.md`,
-   the JSON form to `inbox/ID.json`, through `submit.drop`'s atomic, never-clobbering write —
-   the bytes the daemon reads are the bytes that were posted. Nothing is written anywhere else.
-2. The token's seat must be the envelope's `from` (403); an `Idempotency-Key`, when sent, must
-   be the id (400).
+1. The body is admitted as a file in `inbox/` would be (`core.admission`, SPEC §14): the same
+   strict parser and limit, the same refusals with the same reasons — an invalid envelope, a
+   conflict or `action:` (outside `authorized/`, which no request reaches) is 422, a `from`
+   other than the token's seat 403 — and nothing is written. Markdown goes to `inbox/ID.md`,
+   the JSON form to `inbox/ID.json`, through `submit.drop`'s atomic, never-clobbering write:
+   the bytes the daemon reads are the bytes that were posted. Nothing is written elsewhere.
+2. An `Idempotency-Key`, when sent, must be the id (400).
 3. Order of effects: receipt `writing` (durable) → file → receipt `written` → 202. A resend
-   finds the receipt (`core.receipts.admit`): 200 with it, `replayed`; 409 while it is still
-   being written; 422 for other bytes under the id.
-4. An id the ledger already knows from the file lane gets a receipt from that row when the
-   bytes are the same (200, replayed), else 422; so does an `inbox/` file of that name.
+   finds the receipt: the same bytes are a replay (200, `replayed`), other bytes a conflict
+   (422, admission's rule 4); 409 while the first is still being written.
+4. An id the ledger already knows from the file lane is judged against that row the same way
+   (200 replayed, or 422); so is an `inbox/` file of that name.
 5. `recover`, before the server answers anything: a receipt left `writing` by a crash is
    `written` when its file (or the ledger's row of the same bytes) exists, else forgotten, so
    the client's resend is accepted.
@@ -27,8 +28,9 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 
 from slopd import submit
-from slopd.core.envelope import EnvelopeError, parse
-from slopd.core.receipts import WRITTEN, Admission, Receipt, admit
+from slopd.core import admission
+from slopd.core.admission import Examined, Refused
+from slopd.core.receipts import WRITTEN, Receipt
 from slopd.shell.fs import Contents
 from slopd.shell.lanes import Hub
 from slopd.shell.receipts import Receipts
@@ -63,17 +65,14 @@ class Intake:
     def accept(self, seat: str, data: bytes, *, json_form: bool, idempotency_key: str | None) -> Accepted:
         """Rules 1-4; a refusal is a `Problem`."""
         suffix = ".json" if json_form else ".md"
-        try:
-            envelope = parse(data, name=f"envelope{suffix}", max_bytes=self.limit)
-        except EnvelopeError as error:
-            raise Problem("invalid-envelope", "; ".join(error.reasons), tuple(error.reasons)) from None
-        if envelope.sender != seat:
-            raise Problem(
-                "wrong-seat", f"the envelope is from {envelope.sender!r}; this token speaks for {seat!r}"
-            )
+        examined = admission.examine(
+            data, name=f"envelope{suffix}", lane="inbox", max_bytes=self.limit, seat=seat
+        )
+        if isinstance(examined, Refused):
+            raise refusal(examined)
+        envelope, sha = examined.envelope, examined.sha256
         if idempotency_key is not None and idempotency_key.strip('"').lower() != envelope.key:
             raise Problem("bad-request", f"the Idempotency-Key must be the envelope's id, {envelope.id!r}")
-        sha = hashlib.sha256(data).hexdigest()
         file = f"{envelope.id}{suffix}"
         receipt, made = self.receipts.claim(
             key=envelope.key,
@@ -85,15 +84,22 @@ class Intake:
             now=received_at(self.clock()),
         )
         if not made:
-            return self._again(receipt, sha)
+            if receipt.sha256 == sha and receipt.state != WRITTEN:
+                raise Problem("in-flight", f"{receipt.id} is still being written; ask again in a moment")
+            return self._judged(receipt, examined, receipt.sha256, forget=False)
         known = self.receipts.input(envelope.key)
         if known is not None:
-            return self._known(receipt, known.sha256 == sha)
+            return self._judged(receipt, examined, known.sha256)
+        new = admission.judge(examined, None)
+        if isinstance(new, Refused):
+            self.receipts.forget(envelope.key)
+            raise refusal(new)
         try:
             submit.drop(self.hub, data, name=file)
         except FileExistsError:
             there = self.hub.read("inbox", file, self.limit)
-            return self._known(receipt, isinstance(there, Contents) and there.data == data)
+            there_sha = hashlib.sha256(there.data).hexdigest() if isinstance(there, Contents) else ""
+            return self._judged(receipt, examined, there_sha)
         except BaseException:
             self.receipts.forget(envelope.key)
             raise
@@ -103,21 +109,15 @@ class Intake:
         self.arrived("inbox", file)  # complete: the daemon need not wait for it to settle
         return Accepted(_as_written(receipt), replayed=False)
 
-    def _again(self, receipt: Receipt, sha: str) -> Accepted:
-        match admit(receipt, sha):
-            case Admission.REPLAY:
-                return Accepted(receipt, replayed=True)
-            case Admission.IN_FLIGHT:
-                raise Problem("in-flight", f"{receipt.id} is still being written; ask again in a moment")
-            case _:
-                raise Problem("id-conflict", f"{receipt.id} was received with other bytes")
-
-    def _known(self, receipt: Receipt, same: bool) -> Accepted:
-        """Rule 4."""
-        if not same:
-            self.receipts.forget(receipt.key)
-            raise Problem("id-conflict", f"{receipt.id} is already on the hub with other bytes")
-        self.receipts.written(receipt.key)
+    def _judged(self, receipt: Receipt, examined: Examined, known: str, *, forget: bool = True) -> Accepted:
+        """Rules 3 and 4: the id is known (`known`: the sha256 it was first seen with)."""
+        judged = admission.judge(examined, known)
+        if isinstance(judged, Refused):
+            if forget:
+                self.receipts.forget(receipt.key)  # our claim, made for bytes that are not written
+            raise refusal(judged)
+        if forget:
+            self.receipts.written(receipt.key)
         return Accepted(_as_written(receipt), replayed=True)
 
     def recover(self) -> list[tuple[Receipt, bool]]:
@@ -135,6 +135,19 @@ class Intake:
                 self.receipts.forget(receipt.key)
             found.append((receipt, present))
         return found
+
+
+_PROBLEMS = {
+    admission.Refusal.INVALID: "invalid-envelope",
+    admission.Refusal.ACTION: "invalid-envelope",
+    admission.Refusal.WRONG_SEAT: "wrong-seat",
+    admission.Refusal.CONFLICT: "id-conflict",
+}
+
+
+def refusal(refused: Refused) -> Problem:
+    """An admission refusal as the HTTP (and MCP) answer: the same reasons, every one."""
+    return Problem(_PROBLEMS[refused.refusal], "; ".join(refused.reasons), refused.reasons)
 
 
 def _as_written(receipt: Receipt) -> Receipt:
