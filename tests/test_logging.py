@@ -81,7 +81,10 @@ def test_every_line_is_json_and_envelope_lines_carry_id_and_lane(hub: HubDir) ->
         assert record.get("lane") == "inbox", record
         if record["file"] in expected_id:
             assert record.get("id") == expected_id[record["file"]], record
-    assert any(record["event"] == "envelope.duplicate" and record["file"] == "again.md" for record in records)
+    conflict = [
+        record for record in records if record["event"] == "envelope.refused" and record["file"] == "again.md"
+    ]
+    assert [record["refusal"] for record in conflict] == ["conflict"]  # the same id, other bytes (SPEC §14)
     assert any(record["event"] == "envelope.invalid" and record["file"] == "broken.md" for record in records)
 
     streamed = _records(result.stderr.encode())

@@ -32,10 +32,10 @@ ACTION_OUTSIDE = "action is only read from authorized/ (signed orders)"
 
 
 class Refusal(StrEnum):
-    INVALID = "invalid"
-    WRONG_SEAT = "wrong-seat"
-    ACTION = "action"
-    CONFLICT = "conflict"
+    INVALID = "invalid"  # rule 1
+    WRONG_SEAT = "wrong-seat"  # rule 2
+    CONFLICT = "conflict"  # rule 4
+    ACTION = "action"  # rule 5
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,9 +4,10 @@ Rules:
 1. A read opens with O_NOFOLLOW|O_NONBLOCK and reads at most `limit + 1` bytes from an fd whose
    fstat says regular file with one link; anything else is `Unreadable`, with the reason.
 2. A write goes to a temporary name in the same directory (`core.layout.temp_name`), every
-   byte of it (short writes are looped), then fsync, then the final name (`os.replace`, or a
-   link that never clobbers), then an fsync of the directory — ignoring only EINVAL, for
-   filesystems that cannot sync a directory.
+   byte of it (short writes are looped), then fsync, then the final name (`os.replace`; or,
+   never clobbering, a rename that refuses an existing name — a watcher sees a complete file
+   arrive — else a link and an unlink), then an fsync of the directory — ignoring only EINVAL,
+   for filesystems that cannot sync a directory.
 3. Staged files (written, not yet durable nor named) are made durable together by `commit`:
    one syncfs(2) on Linux, then an fsync each — cheap by then, and it reports that very file's
    write error whatever the kernel's syncfs says — then named, then each directory synced
@@ -27,6 +28,7 @@ from functools import cache
 from pathlib import Path
 
 from slopd.core.layout import temp_name
+from slopd.shell import exchange
 
 DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
@@ -257,7 +259,7 @@ def commit(staged: list[Staged], *, replace: bool = True) -> None:
             os.fsync(file.fd)
             if replace:
                 os.replace(file.temp, file.name, src_dir_fd=file.dir_fd, dst_dir_fd=file.dir_fd)
-            else:
+            elif not exchange.rename_new(file.dir_fd, file.temp, file.name):
                 os.link(
                     file.temp,
                     file.name,

@@ -9,6 +9,9 @@ Rules:
    still wakes it.
 3. Given a hub's root, the wakes come from a watch on its `outbox/`, started by the first wait
    that may block and stopped by `close`; without one, only `poke` wakes (the daemon's bell).
+   Given the ledger's folder too, its writes wake as well: a reply's file lands in `outbox/`
+   just before the ledger records it, so a wait that reads the ledger (the MCP tools, in a
+   process of their own) is woken again by that commit instead of by the next second's look.
 """
 
 from __future__ import annotations
@@ -27,11 +30,11 @@ RECHECK = 1.0
 
 
 class Waker:
-    def __init__(self, watch_root: Path | None = None) -> None:
+    def __init__(self, watch_root: Path | None = None, ledger_dir: Path | None = None) -> None:
         self._condition = threading.Condition()
         self._rung = 0
-        self._root = watch_root
-        self._watcher: Watcher | None = None
+        self._root, self._ledger_dir = watch_root, ledger_dir
+        self._watchers: list[Watcher] = []
 
     def poke(self) -> None:
         with self._condition:
@@ -40,20 +43,24 @@ class Waker:
 
     def _watch(self) -> None:
         """Rule 3."""
-        if self._root is None or self._watcher is not None:
+        if self._root is None or self._watchers:
             return
         from slopd.shell.watcher import Notice, Watcher  # noqa: PLC0415  # only a wait needs watchdog
 
         def put(_notice: Notice) -> None:
             self.poke()
 
-        watcher = Watcher(self._root, ("outbox",), polling=False, put=put)
-        watcher.start()
-        self._watcher = watcher
+        places = [(self._root, "outbox")]
+        if self._ledger_dir is not None:
+            places.append((self._ledger_dir.parent, self._ledger_dir.name))
+        for root, folder in places:
+            watcher = Watcher(root, (folder,), polling=False, put=put)
+            watcher.start()
+            self._watchers.append(watcher)
 
     def close(self) -> None:
-        watcher, self._watcher = self._watcher, None
-        if watcher is not None:
+        watchers, self._watchers = self._watchers, []
+        for watcher in watchers:
             watcher.stop()
 
     def wait_for(self, look: Callable[[], T], done: Callable[[T], bool], timeout: float) -> T:

@@ -56,7 +56,13 @@ class Desks:
             found = self._seats.get(name)
             if found is None:
                 found = Seat(
-                    self.app.hub, self.app.state, name, self.app.config, trust=self.trust, waker=self.waker
+                    self.app.hub,
+                    self.app.state,
+                    name,
+                    self.app.config,
+                    trust=self.trust,
+                    waker=self.waker,
+                    arrived=lambda lane, file: self.app.arrived(lane, file),  # noqa: PLW0108  # late: set when the daemon is built
                 )
                 self._seats[name] = found
             return found

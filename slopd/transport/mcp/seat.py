@@ -59,13 +59,14 @@ class Seat:
         waker: Waker | None = None,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
         token: Callable[[], str] = submit.random_token,
+        arrived: Callable[[str, str], None] = lambda _lane, _name: None,
     ) -> None:
         self.hub, self.state, self.seat, self.config, self.trust = hub, state, seat, config, trust
         state.mkdir(parents=True, exist_ok=True, mode=0o700)
         self.ledger = Ledger(state / LEDGER_FILE)  # makes the schema if no daemon has; reads notes
         self.receipts = Receipts(state / LEDGER_FILE)
-        self.intake = Intake(hub, self.receipts, config.max_envelope_bytes, clock)
-        self.waker = waker or Waker(hub.root)
+        self.intake = Intake(hub, self.receipts, config.max_envelope_bytes, clock, arrived)
+        self.waker = waker or Waker(hub.root, state)
         self.clock, self.token = clock, token
 
     def close(self) -> None:
