@@ -48,7 +48,7 @@ def test_a_drop_reaches_the_watcher_as_an_arrival(tmp_path: Path) -> None:
     watcher.start()
     try:
         fs.write_file(tmp_path / "inbox" / "x.md", b"---\n")
-        seen = []
+        seen: list[Notice] = []
         while not any(name == "x.md" for _, name, _ in seen):
             seen.append(notices.get(timeout=10))
     finally:
