@@ -82,8 +82,12 @@ Agent | Platform | session-type`, a `**Tag-in:** … | **Tag-out:** …` line, `
 `### What's pending` with `- [ ]` tasks, optionally `### Watch out for`) to file it there and tag
 out. The `result` lists the project's open tasks by owner, or why the entry was not filed.
 
-**Duplicates.** A second message with an id the watcher has seen is archived and ignored: no
-second run, no second reply.
+**Duplicates and conflicts.** The same message again (the same bytes under an id the watcher
+has seen) is archived and ignored: no second run, no second reply. Other content under an id
+already used is refused with an `error` naming the conflict, and nothing runs: a corrected
+message needs a new id. A message carrying `action:` here is refused the same way (actions run
+only from signed orders in `authorized/`); a refused message never takes its id, so you may send
+it again without the mistake.
 
 **Recipients.** This watcher answers to: {names}. Use `to: human` for the human. A message to
 another `watcher:NAME` is left in place for that watcher; any other recipient is an error.
@@ -107,7 +111,7 @@ that collects `outbox/*.md` (even with a glob that matches dotfiles) only ever r
 replies.
 
 If you are unsure whether your message arrived, look for a reply with your id before you send
-it again — and if you send it again, keep the same id: that is always safe.
+it again — and if you send it again, keep the same id and the same bytes: that is always safe.
 """
 
 
