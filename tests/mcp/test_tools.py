@@ -618,6 +618,30 @@ async def test_the_vessel_leases_packs_a_good_letter_as_generation_1_and_a_faili
         assert (await oracle.call("baton_boot", vessel="oracle"))["data"]["generation"] == 1
 
 
+async def test_baton_boot_shows_nothing_of_an_uncommitted_generation_and_records_no_refused_boot(
+    hub: HubDir, me: Session, tmp_path: Path
+) -> None:
+    """The tool is `slopd baton boot`'s code: after a pack killed before its marker, nothing of
+    generation 2 and the list of what was left out; the vessel's own refused boot is no boot."""
+    vessel = Vessel(hub, tmp_path)
+    assert vessel.pack(vessel.lease(), letter(1), state()).returncode == 0
+    vessel.killed_pack(vessel.lease(), letter(2, "Zebra-of-gen-2 moved it."), state(), writes=8)
+    booted = (await me.call("baton_boot", vessel="oracle"))["data"]
+    assert (booted["generation"], booted["bootable"]) == (1, True)
+    said = json.dumps(booted, ensure_ascii=False)
+    for trace in ("Zebra-of-gen-2", "I was gen 2", "Gen-2 ", '"generation": 2'):
+        assert trace not in said, trace
+    assert [found.split(" ")[0] for found in booted["left_out"]] == [
+        "AUTOBIOGRAPHY.md",
+        "evolution/fitness_history.json:",
+    ]
+    (vessel.tree / "generations" / "v1" / "STATE.json").unlink()
+    async with session(hub, "oracle") as oracle:
+        assert (await oracle.call("baton_boot", vessel="oracle"))["data"]["bootable"] is False
+    listed = hub.slopd("baton", "registry", "--hub", str(hub.root), "--state", str(hub.state), "--json")
+    assert json.loads(listed.stdout)["vessels"][0]["last_boot"] is None
+
+
 async def test_baton_score_is_the_seeds_score_function(me: Session) -> None:
     for text in (letter(2), "too thin", letter(3, "Nothing works yet.")):
         scored = await me.call("baton_score", letter=text)
