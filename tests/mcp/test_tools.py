@@ -24,7 +24,7 @@ from slopd.app import load_config
 from slopd.baton.score import report
 from slopd.core.envelope import parse
 from slopd.shell.config import Auth, Config
-from tests.conftest import HubDir, front_matter, toml_argv
+from tests.conftest import HubDir, envelope_text, front_matter, toml_argv
 from tests.mcp.rig import TOOLS, Session, authorized, inbox, lane, session
 from tests.test_baton_pack import Vessel, letter, state
 from tests.test_standups import entry
@@ -421,6 +421,43 @@ async def test_notes_finds_a_note_once_the_daemon_indexed_it(hub: HubDir, me: Se
     assert (note["id"], note["from"], note["title"]) == (ident, "claude-code", "Remember the milk")
     assert (await me.call("slop_notes", search="zebra"))["notes"] == []
     assert [found["id"] for found in (await me.call("slop_notes"))["notes"]] == [ident]
+
+
+async def test_notes_carry_their_text_newest_first_a_page_at_a_time(hub: HubDir, me: Session) -> None:
+    """The seed's #learning note is returned with its text; a word only in the text finds it;
+    `limit`/`offset` page through the notes newest first; `max_chars` bounds each text, and says so."""
+    texts = {
+        "n-old": ("2026-07-01T09:00:00Z", "#learning\n- worked: HTTP POST with a signed bearer token\n"),
+        "n-mid": ("2026-07-02T09:00:00Z", "#learning\n- pitfall: connection dropped mid-session\n"),
+        "n-new": ("2026-07-03T09:00:00Z", "#learning\n- next_time: back off 2s/4s/8s instead\n"),
+    }
+    for ident, (created, body) in texts.items():
+        hub.drop(f"{ident}.md", envelope_text(body, id=ident, type="note", created_at=created))
+    hub.run_once()
+    first = await me.call("slop_notes", limit=2)
+    assert [found["id"] for found in first["notes"]] == ["n-new", "n-mid"]
+    assert [found["text"] for found in first["notes"]] == [texts["n-new"][1], texts["n-mid"][1]]
+    assert (first["total"], first["offset"], first["next_offset"]) == (3, 0, 2)
+    rest = await me.call("slop_notes", limit=2, offset=first["next_offset"])
+    assert ([found["id"] for found in rest["notes"]], rest["next_offset"]) == (["n-old"], None)
+    (found,) = (await me.call("slop_notes", search="BEARER"))["notes"]  # in the text, not the title
+    assert (found["id"], found["title"], found["truncated"]) == ("n-old", "#learning", False)
+    (cut,) = (await me.call("slop_notes", search="8s", max_chars=12))["notes"]
+    assert (cut["text"], cut["total_chars"], cut["truncated"]) == (
+        "#learning\n- ",
+        len(texts["n-new"][1]),
+        True,
+    )
+    for wrong in ({"limit": 0}, {"limit": 101}, {"offset": -1}, {"max_chars": 0}):
+        await me.refused("slop_notes", **wrong)
+    listed = {tool.name: tool for tool in (await me.client.list_tools()).tools}
+    schema = listed["slop_notes"].input_schema["properties"]
+    assert (schema["limit"]["minimum"], schema["limit"]["maximum"]) == (1, 100)
+    assert schema["offset"]["minimum"] == 0
+    assert (schema["max_chars"]["minimum"], schema["max_chars"]["maximum"]) == (1, 20_000)
+    output = listed["slop_notes"].output_schema
+    assert output is not None
+    assert {"text", "total_chars", "truncated"} <= set(output["$defs"]["Note"]["properties"])
 
 
 # -- slop_request_approval ------------------------------------------------------------------------
