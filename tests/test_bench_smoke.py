@@ -111,3 +111,18 @@ def test_handoff_quick_prints_lint_and_merge_figures_per_size(tmp_path: Path) ->
     assert [row["entries"] for row in figures["figures"]] == [100, 1000]
     for row in figures["figures"]:
         assert min(row["lint_s"], row["merge_s"], row["lint_peak_mib"], row["merge_peak_mib"]) > 0, row
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(120)
+def test_notes_quick_prints_both_ways_per_size(tmp_path: Path) -> None:
+    """`notes.py --quick` exits 0 and prints, per size, the paged index beside the re-render."""
+    stdout, figures = run_quick("notes.py", tmp_path, timeout=100)
+    for size in ("10", "1,000"):
+        assert re.search(rf"^{size} +[\d.]+ ms", stdout, re.MULTILINE), f"no row for {size}:\n{stdout}"
+    assert re.search(r"^growth 10 -> 1,000 notes, paged: [\d.]+x time", stdout, re.MULTILINE), stdout
+    assert sorted((row["notes"], row["way"]) for row in figures["figures"]) == [
+        (10, "paged"), (10, "re-render"), (1000, "paged"), (1000, "re-render"),
+    ]  # fmt: skip
+    for row in figures["figures"]:
+        assert min(row["median_s"], row["cpu_median_s"], row["bytes_per_note"]) > 0, row

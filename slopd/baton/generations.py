@@ -16,6 +16,9 @@ Rules (SPEC §11):
    the newest paragraph is kept and the oldest lines are dropped, with a count.
 5. A configured summarizer's paragraphs (`summarized`) are bounded the same way: whole
    paragraphs, newest first as it wrote them, until `limit`; what does not fit is counted.
+6. Either way the first line, `heading`, names the generation the autobiography was written for
+   (`# Autobiography — VESSEL (through generation N)`): it is written before GENERATION, and
+   boot presents it only when N is GENERATION (`baton.committed`).
 """
 
 from __future__ import annotations
@@ -198,9 +201,14 @@ def summary_input(vessel: str, pasts: list[Past]) -> bytes:
     return json.dumps({"vessel": vessel, "generations": generations}, ensure_ascii=False).encode()
 
 
-def summarized(vessel: str, text: str, limit: int = AUTOBIOGRAPHY_LIMIT) -> str:
-    """Rule 5."""
-    head = f"# Autobiography — {vessel}\n\n"
+def heading(vessel: str, through: int) -> str:
+    """Rule 6."""
+    return f"# Autobiography — {vessel} (through generation {through})\n\n"
+
+
+def summarized(vessel: str, text: str, through: int, limit: int = AUTOBIOGRAPHY_LIMIT) -> str:
+    """Rules 5 and 6 (`through`: the generation being committed)."""
+    head = heading(vessel, through)
     paragraphs = [part.strip() for part in re.split(r"\n\s*\n", text.strip()) if part.strip()]
     body = head
     for shown, part in enumerate(paragraphs):
@@ -213,12 +221,15 @@ def summarized(vessel: str, text: str, limit: int = AUTOBIOGRAPHY_LIMIT) -> str:
     return body.rstrip("\n") + "\n"
 
 
-def autobiography(vessel: str, pasts: list[Past], limit: int = AUTOBIOGRAPHY_LIMIT) -> str:
-    """Rule 4."""
+def autobiography(
+    vessel: str, pasts: list[Past], limit: int = AUTOBIOGRAPHY_LIMIT, *, through: int | None = None
+) -> str:
+    """Rules 4 and 6 (`through`: the generation it is written for; by default the newest of `pasts`)."""
     newest = sorted(pasts, key=lambda past: past.generation, reverse=True)
-    head = f"# Autobiography — {vessel}\n\n"
+    upto = through if through is not None else (newest[0].generation if newest else 0)
+    head = heading(vessel, upto)
     if not newest:
-        return head + "No generation yet.\n"
+        return head + ("No generation yet.\n" if upto == 0 else "No committed generation could be read.\n")
     full = [paragraph(past) for past in newest]
     for kept in range(len(full), -1, -1):
         folded = [

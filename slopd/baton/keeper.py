@@ -9,7 +9,9 @@ Rules (SPEC §11):
    released. A refused pack writes nothing. A pack cut short leaves GENERATION and the lease
    as they were; the next pack with that lease rewrites the generation's files and replaces
    any evolution record the cut-short one appended (never two records for one generation).
-2. `boot` reads only what `GENERATION` names (`baton.boot`).
+2. `boot` reads only what `GENERATION` names (`baton.boot`), the letters and scores of uncommitted
+   generations to check them (never presented), and, when AUTOBIOGRAPHY.md was not written for
+   GENERATION, the committed generations' files to rebuild it (`baton.committed`).
 3. After a commit, the generation is dropped into the hub's inbox as a `handoff` envelope from
    the vessel (`baton.projection`, through `slopd.submit`, the same strict drop as `slopd
    send`), with `project:` when IDENTITY.json names one, so the ordinary pipeline answers it
@@ -23,17 +25,18 @@ Rules (SPEC §11):
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import suppress
 from dataclasses import dataclass, replace
 from typing import Any
 
 from slopd import submit
 from slopd.baton import boot as boots
-from slopd.baton import generations, projection
+from slopd.baton import committed, generations, projection
 from slopd.baton.generations import Past
 from slopd.baton.leases import Refused
 from slopd.baton.score import report
 from slopd.baton.store import Store
-from slopd.baton.tree import Tree
+from slopd.baton.tree import BatonError, Tree
 from slopd.core.envelope import EnvelopeError
 
 Summarizer = Callable[[str, list[Past]], str | None]  # (vessel, generations) → paragraphs
@@ -98,7 +101,7 @@ def pack(
     # and only for the lease on record, so a commit bound to be refused runs nothing.
     ours = lease is not None and lease.lease_id == request.lease_id and not lease.released
     written = summarize(tree.vessel, pasts) if summarize is not None and ours else None
-    told = generations.summarized(tree.vessel, written) if written else None
+    told = generations.summarized(tree.vessel, written, generation) if written else None
 
     def write() -> Packed:
         state = generations.state_record(
@@ -194,11 +197,19 @@ def boot(tree: Tree, budget: int | None) -> boots.Boot:
     """Rule 2."""
     marker = tree.generation()
     folders = tree.generations()
+    above = [number for number in folders if number > marker]
     paths = [
         *boots.l0(marker),
         boots.score_path(marker),
         *boots.OPTIONAL,
         "CURRENT/HANDOFF.md",
         "CURRENT/STATE.json",
+        *(path for number in above for path in (boots.letter_path(number), boots.score_path(number))),
     ]
-    return boots.plan(boots.Reading(marker, folders, {path: tree.read(path) for path in paths}), budget)
+    files = {path: tree.read(path) for path in paths}
+    told = files["AUTOBIOGRAPHY.md"]
+    rebuilt = None
+    if told is not None and committed.through(told.decode("utf-8", "replace")) != marker:
+        with suppress(BatonError):  # a garbled committed generation: nothing is presented instead
+            rebuilt = generations.autobiography(tree.vessel, _pasts(tree, marker + 1), through=marker)
+    return boots.plan(boots.Reading(marker, folders, files, rebuilt), budget)

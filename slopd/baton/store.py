@@ -8,8 +8,9 @@ Rules:
    generation inside that same transaction, then releases the lease: a lease cannot expire
    or be taken over while its commit is being written, and a refused commit writes nothing.
 3. The vessel's GENERATION is read inside the transaction too (the caller passes a reader).
-4. The registry of boots (the seed's BATON_RECEIVED): each `slopd baton boot` records which
-   generation was booted and when; `boots` gives each vessel's last one.
+4. The registry of boots (the seed's BATON_RECEIVED): each `slopd baton boot` that is not
+   refused records which generation was booted and when; `boots` gives each vessel's last
+   bootable one (a refused boot recorded by an older slopd is not a boot).
 """
 
 from __future__ import annotations
@@ -143,7 +144,8 @@ class Store:
         """Each vessel's last boot."""
         with self._transaction() as connection:
             rows = connection.execute(
-                "SELECT vessel, generation, max(booted_at), bootable FROM boots GROUP BY vessel"
+                "SELECT vessel, generation, max(booted_at), bootable FROM boots"
+                " WHERE bootable = 1 GROUP BY vessel"
             ).fetchall()
         return {row[0]: Boot(row[1], row[2], bool(row[3])) for row in rows}
 

@@ -18,6 +18,7 @@ import os
 import re
 from contextlib import suppress
 
+from slopd.baton import generations
 from slopd.shell import fs
 from slopd.shell.lanes import Hub, LaneError
 
@@ -123,7 +124,7 @@ class Tree:
         if self.exists():
             raise BatonError(errno.EEXIST, "the vessel exists already", self.where)
         self.write("IDENTITY.json", _json(identity))
-        self.write("AUTOBIOGRAPHY.md", f"# Autobiography — {self.vessel}\n\nNo generation yet.\n".encode())
+        self.write("AUTOBIOGRAPHY.md", generations.autobiography(self.vessel, []).encode())
         self.write("evolution/fitness_history.json", b"[]\n")
         self.write("evolution/mutations.json", b"[]\n")
         self.write(MARKER, b"0")

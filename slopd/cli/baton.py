@@ -175,15 +175,18 @@ def boot(args: argparse.Namespace) -> int:
     try:
         tree = _tree(hub, args.vessel)
         booted = keeper.boot(tree, args.budget)
-        Store(defaults.state_dir(root, args.state)).record_boot(
-            args.vessel, booted.generation, bootable=booted.bootable
-        )
+        if booted.bootable:  # a refused boot (exit 1) is no BATON_RECEIVED
+            Store(defaults.state_dir(root, args.state)).record_boot(
+                args.vessel, booted.generation, bootable=True
+            )
     except BatonError as error:
         raise UsageError(f"{error.filename}: {error.strerror}") from None
     finally:
         hub.close()
     for warning in booted.warnings:
         print(f"slopd baton boot: warning: {warning}", file=sys.stderr)
+    for left in booted.left_out:
+        print(f"slopd baton boot: left out: {left}", file=sys.stderr)
     if args.json:
         print(json.dumps(booted.as_json(), indent=2))
     else:
@@ -192,6 +195,8 @@ def boot(args: argparse.Namespace) -> int:
             print(f"\n## {path}\n\n{text.rstrip()}")
         if booted.skipped:
             print(f"\n(over the budget, not loaded: {', '.join(booted.skipped)})")
+        for left in booted.left_out:
+            print(f"\n(left out: {left})")
     return 0 if booted.bootable else 1
 
 

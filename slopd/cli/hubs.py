@@ -10,6 +10,7 @@ from pathlib import Path
 from slopd.core import guide, home
 from slopd.core.errors import UsageError
 from slopd.core.layout import LEDGER_FILE, LOG_FILE
+from slopd.core.notes import READ_CHARS, READ_LIMIT, clip, page
 from slopd.core.vocabulary import MAX_ENVELOPE_BYTES
 from slopd.ops import status as status_view
 from slopd.ops import tail as tail_view
@@ -75,12 +76,35 @@ def tail(args: argparse.Namespace) -> int:
 
 
 def notes(args: argparse.Namespace) -> int:
+    """The notes newest first, a page at a time, each text bounded (`core.notes` rule 4)."""
+    limit = READ_LIMIT if args.limit is None else args.limit
+    max_chars = READ_CHARS if args.max_chars is None else args.max_chars
+    wrong = [
+        f"--{name} {value}: {rule}"
+        for name, value, rule in (
+            ("limit", limit, "at least 1"),
+            ("offset", args.offset, "0 or more"),
+            ("max-chars", max_chars, "0 (all) or more"),
+        )
+        if value < (1 if name == "limit" else 0)
+    ]
+    if wrong:
+        raise UsageError("; ".join(wrong))
     root = require_hub(args.hub)
     ledger = _ledger(state_dir(root, args.state))
-    found = ledger.notes(args.search) if ledger is not None else []
-    for note in found:
-        print(f"## {note.created_at} — {note.sender} — {note.id}\n\n{note.body.strip()}\n")
+    found = ledger.notes(args.search, limit=limit, offset=args.offset) if ledger is not None else []
+    total = ledger.count_notes(args.search) if ledger is not None else 0
+    bound = max_chars or None
+    if args.json:
+        print(json.dumps(page(found, total, args.offset, bound), indent=2, ensure_ascii=False))
+    for note in [] if args.json else found:
+        text, cut = clip(note.body, bound)
+        more = f"\n\n(… cut at {max_chars} of {len(note.body)} characters: --max-chars 0 shows all)"
+        print(f"## {note.created_at} — {note.sender} — {note.id}\n\n{text.strip()}{more if cut else ''}\n")
+    end = args.offset + len(found)
+    if found and end < total:
+        print(f"(notes {args.offset + 1} to {end} of {total}: --offset {end} for the next)", file=sys.stderr)
     if not found:
-        print("no notes match" if args.search else "no notes yet", file=sys.stderr)
+        print("no notes match" if args.search else "no notes here", file=sys.stderr)
         return 1 if args.search else 0
     return 0

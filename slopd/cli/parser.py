@@ -129,9 +129,13 @@ def _hub_commands(command: Command) -> None:
     sub.add_argument("-n", "--lines", type=int, default=40, help="how many lines (default 40)")
     sub.add_argument("--log-file", help=_DEFAULT_LOG)
 
-    sub = command("notes", "slopd.cli.hubs:notes", "the indexed notes, newest first")
+    sub = command("notes", "slopd.cli.hubs:notes", "the indexed notes, newest first, with their text")
     _hub_and_state(sub)
-    sub.add_argument("--search", metavar="TEXT")
+    sub.add_argument("--search", metavar="TEXT", help="only notes whose text, id, sender or title holds TEXT")
+    sub.add_argument("--limit", type=int, metavar="N", help="notes per page (default 20)")
+    sub.add_argument("--offset", type=int, default=0, metavar="N", help="skip the N newest (the next page)")
+    sub.add_argument("--max-chars", type=int, metavar="N", help="each text's bound (default 4000; 0: none)")
+    sub.add_argument("--json", action="store_true", help="the MCP tool slop_notes's JSON")
 
 
 def _envelope_commands(command: Command) -> None:

@@ -17,7 +17,7 @@ all an agent needs to talk to it. Protocol: SLOP.md v1 (`protocol: slop.v1`).
 | `outbox/` | the watcher | replies, one file each: `REPLY-ID.md` (and `REPLY-ID/` for produced files) |
 | `archive/` | the watcher | every consumed input, by day: `archive/YYYY-MM-DD/NAME` |
 | `assets/` | anyone | large attachments; refer to them as `assets/NAME` instead of inlining |
-| `notes/` | the watcher | `INDEX.md`: every `type: note`, newest first; read it before you start |
+| `notes/` | the watcher | `INDEX.md`: the newest notes, newest first; read it before you start |
 | `standups/` | the watcher; humans edit Scope and Pointers | `PROJECT.md`: a project's Standing Standup |
 
 ## Sending a message

@@ -30,7 +30,7 @@ from slopd.core.lifecycle import Status
 from slopd.core.names import order_of
 from slopd.core.outcome import Produced
 from slopd.core.routing import Acknowledge, Discuss, Execute, Leave, Record, Reject, label, requested_mode
-from slopd.daemon import plans
+from slopd.daemon import notebook, plans
 from slopd.daemon.batch import Batch
 from slopd.daemon.parts import Parts
 from slopd.daemon.plans import Input
@@ -335,7 +335,9 @@ class Effects:
         ledger = self.parts.ledger
         now = self.parts.clock.stamp()
         batch.ledger.add_note(notes.from_envelope(envelope, seen_at=now), now=now)
-        self.parts.commits.write(batch, "notes", "INDEX.md", notes.render_index(ledger.notes()).encode())
+        hub = self.parts.hub
+        for name, data in notebook.files(ledger, envelope.id, lambda name: hub.exists("notes", name)):
+            self.parts.commits.write(batch, "notes", name, data)
         input.log.info("note.indexed")
 
     def _notify(self, text: str, input: Input) -> None:

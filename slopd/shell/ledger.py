@@ -101,7 +101,21 @@ _MIGRATE_RECIPIENTS = """
 ALTER TABLE replies ADD COLUMN recipient TEXT;
 UPDATE replies SET recipient = (SELECT sender FROM inputs WHERE inputs.key = lower(replies.in_reply_to));
 """
-_INDEXES = "CREATE INDEX IF NOT EXISTS replies_by_recipient ON replies (recipient);"
+# Notes newest first (`core.notes` rule 1) through an index, so no read sorts every note.
+_INDEXES = """
+CREATE INDEX IF NOT EXISTS replies_by_recipient ON replies (recipient);
+CREATE INDEX IF NOT EXISTS notes_by_time ON notes (julianday(replace(created_at, 'Z', '')));
+"""
+_NOTE = "SELECT id, sender, created_at, title, body FROM notes "
+_MATCHING = "WHERE instr(lower(id || ' ' || sender || ' ' || title || ' ' || body), lower(?)) > 0 "
+_NEWEST = "ORDER BY julianday(replace(created_at, 'Z', '')) DESC, rowid DESC "  # the index, read backwards
+_NOTES = {
+    False: _NOTE + _NEWEST + "LIMIT ? OFFSET ?",
+    True: _NOTE + _MATCHING + _NEWEST + "LIMIT ? OFFSET ?",
+}
+_COUNTED = "SELECT count(*) FROM notes "
+_COUNT = {False: _COUNTED, True: _COUNTED + _MATCHING}
+_PAGE = _NOTE + "WHERE rowid BETWEEN ? AND ? " + _NEWEST
 
 
 @dataclass(frozen=True, slots=True)
@@ -225,16 +239,32 @@ class Ledger:
         rows = self._db.execute("SELECT * FROM inputs WHERE status != 'done' ORDER BY received_at")
         return [_row(found) for found in rows]
 
-    def notes(self, search: str | None = None) -> list[Note]:
-        """Indexed notes, newest first; `search` matches id, sender, title or body, any case."""
+    def notes(self, search: str | None = None, *, limit: int = -1, offset: int = 0) -> list[Note]:
+        """Indexed notes, newest first (`core.notes` rule 1), `limit` of them (-1: all) from
+        `offset`; `search` matches id, sender, title or text, any case."""
         self._reading()
-        query = "SELECT id, sender, created_at, title, body FROM notes"
-        parameters: tuple[str, ...] = ()
-        if search:
-            query += " WHERE instr(lower(id || ' ' || sender || ' ' || title || ' ' || body), lower(?)) > 0"
-            parameters = (search,)
-        query += " ORDER BY julianday(replace(created_at, 'Z', '')) DESC, indexed_at DESC, id DESC"
-        return [Note(*found) for found in self._db.execute(query, parameters)]
+        found = self._db.execute(_NOTES[bool(search)], (*((search,) if search else ()), limit, offset))
+        return [Note(*row) for row in found]
+
+    def count_notes(self, search: str | None = None) -> int:
+        self._reading()
+        return int(self._db.execute(_COUNT[bool(search)], (search,) if search else ()).fetchone()[0])
+
+    def note_seq(self, id: str) -> int | None:
+        """The order in which a note was indexed (1 for the first), or None when it was not."""
+        self._reading()
+        found = self._db.execute("SELECT rowid FROM notes WHERE id = ?", (id,)).fetchone()
+        return int(found[0]) if found else None
+
+    def last_note_seq(self) -> int:
+        """How many notes were indexed (notes are never deleted: the last `note_seq`)."""
+        self._reading()
+        return int(self._db.execute("SELECT coalesce(max(rowid), 0) FROM notes").fetchone()[0])
+
+    def notes_indexed(self, first: int, last: int) -> list[Note]:
+        """The notes indexed `first`-th to `last`-th, newest first: a page (`core.notes` rule 2)."""
+        self._reading()
+        return [Note(*row) for row in self._db.execute(_PAGE, (first, last))]
 
     def last_replies(self, limit: int = 10) -> list[dict[str, Any]]:
         self._reading()

@@ -22,7 +22,7 @@ def past(number: int, low: bool = False) -> Past:
 def test_each_generation_gets_a_paragraph_newest_first() -> None:
     """Number, date, score, LOW_QUALITY, and the first sentence of two sections."""
     text = generations.autobiography("oracle", [past(1), past(2, low=True)])
-    assert text.startswith("# Autobiography — oracle\n\n")
+    assert text.startswith("# Autobiography — oracle (through generation 2)\n\n")
     assert text.index("**Gen-2 ") < text.index("**Gen-1 ")
     assert "**Gen-2 (2026-12-03, score 6.2)**. LOW_QUALITY. I was generation 2, the careful one." in text
     assert "The build of gen 2 is green!" in text
@@ -73,7 +73,7 @@ def test_boot_plan_keeps_to_the_budget_but_always_loads_l0() -> None:
         "generations/v2/STATE.json": b"{}" * 200,
         "generations/v2/HANDOFF.md": b"letter",
         "IDENTITY.json": b"x" * 8,
-        "AUTOBIOGRAPHY.md": b"y" * 4000,
+        "AUTOBIOGRAPHY.md": ("# Autobiography — oracle (through generation 2)\n" + "y" * 3952).encode(),
         "evolution/fitness_history.json": b"[]",
     }
     planned = boot.plan(boot.Reading(2, (1, 2), files), budget=205)
@@ -92,19 +92,19 @@ def test_boot_plan_keeps_to_the_budget_but_always_loads_l0() -> None:
 def test_a_summarizers_paragraphs_are_kept_whole_and_bounded_with_a_count() -> None:
     """Rule 5: whole paragraphs until the limit, then how many were left out."""
     text = "\n\n".join(f"Paragraph {number}: " + "word " * 30 for number in range(40))
-    told = generations.summarized("oracle", text, limit=1000)
-    assert told.startswith("# Autobiography — oracle\n\n")
+    told = generations.summarized("oracle", text, 7, limit=1000)
+    assert told.startswith("# Autobiography — oracle (through generation 7)\n\n")
     assert len(told) <= 1000
     kept = [line for line in told.split("\n\n")[1:] if line.startswith("Paragraph")]
     assert kept == [f"Paragraph {number}: " + ("word " * 30).strip() for number in range(len(kept))]
     assert f"(… {40 - len(kept)} more paragraphs not shown)" in told
-    short = generations.summarized("oracle", "One.\n\n\n\nTwo.\n")
-    assert short == "# Autobiography — oracle\n\nOne.\n\nTwo.\n"
+    short = generations.summarized("oracle", "One.\n\n\n\nTwo.\n", 3)
+    assert short == "# Autobiography — oracle (through generation 3)\n\nOne.\n\nTwo.\n"
 
 
 @given(st.text(), st.integers(60, 5000))
 def test_a_summary_never_exceeds_its_bound(text: str, limit: int) -> None:
-    assert len(generations.summarized("v", text, limit=limit)) <= limit
+    assert len(generations.summarized("v", text, 1, limit=limit)) <= limit
 
 
 def test_the_summarizer_reads_every_generation_newest_first_as_json() -> None:

@@ -19,9 +19,13 @@ import json
 import os
 import subprocess
 from fractions import Fraction
+from functools import cache
 from pathlib import Path
+from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from slopd.baton.score import PROSE_MINIMUMS, advice, report, score_handoff
 from tests.conftest import SLOPD, hub_env
@@ -213,3 +217,41 @@ def test_slopd_baton_score_prints_the_json_and_exits_by_the_gate(tmp_path: Path)
     assert broken.returncode == 2
     assert "not UTF-8" in broken.stderr
     assert str(bad) in broken.stderr
+
+
+SEEDS = Path(os.environ.get("SLOPD_SEEDS", Path(__file__).resolve().parents[3] / "shared" / "seeds"))
+SEED_RETURN = 'return {"scores": scores, "average": avg, "passes": passes}'
+WORDS = [
+    *(marker for markers in (HEADINGS, UNSURE) for marker in markers),
+    "line", "0x", "file", "byte", "offset", "register", "because", "which meant", "so i", "caused",
+    "led to", "result", "guess", "possibly", "don't know", "what i'd do next", "next steps",
+    "lesson", "pattern", "this means", "the systemic issue", "root cause", "1.", "4.", "5.", "?",
+    "bug", "error", "triggered", "unclear", "what to do", "Line", "ROOT CAUSE", "word", "\n## ",
+]  # fmt: skip
+
+
+@cache
+def the_seeds_function() -> Any:
+    """`score_handoff` as the Baton seed prints it (read in place; its indentation is flattened
+    there, and every statement in it is one line, so one level of indentation restores it)."""
+    seed = next(SEEDS.glob("002_*.txt"), None)
+    if seed is None:
+        pytest.skip(f"no Baton seed in {SEEDS}: set SLOPD_SEEDS to the folder of the three seeds")
+    text = seed.read_text(encoding="utf-8")
+    start = text.index("def score_handoff(letter: str) -> dict:")
+    end = text.index(SEED_RETURN, start) + len(SEED_RETURN)
+    head, *body = text[start:end].splitlines()
+    namespace: dict[str, Any] = {}
+    exec(
+        "\n".join([head, *("    " + line for line in body)]), namespace
+    )  # the spec's own code, from the spec
+    return namespace["score_handoff"]
+
+
+@given(st.lists(st.sampled_from(WORDS) | st.text(max_size=8), max_size=700))
+@settings(max_examples=300, deadline=None)
+def test_score_handoff_is_the_seeds_own_code_on_any_letter(parts: list[str]) -> None:
+    """Differential: on letters made of every marker (and the upstream copies' extra ones), any
+    case, any length across the word bands, slopd's function equals the seed's, to the bit."""
+    letter = " ".join(parts)
+    assert score_handoff(letter) == the_seeds_function()(letter)

@@ -195,7 +195,7 @@ def test_render_index_keeps_the_given_order() -> None:
         note("n-new", "2026-07-04T00:00:00Z", "New."),
         note("n-mid", "2026-07-02T00:00:00Z", "Mid."),
     ]
-    index = notes.render_index(given)
+    index = notes.render_index(given, len(given))
     positions = [index.index(f"`{item.id}`") for item in given]
     assert positions == sorted(positions)
     assert index.startswith("# Notes\n")
@@ -204,8 +204,8 @@ def test_render_index_keeps_the_given_order() -> None:
 
 def test_render_index_of_an_empty_note_and_no_notes() -> None:
     """An empty note shows `(empty)`; no notes gives just the header."""
-    assert "(empty)" in notes.render_index([note("n1", "2026-07-04T00:00:00Z", "  \n")])
-    assert "## " not in notes.render_index([])
+    assert "(empty)" in notes.render_index([note("n1", "2026-07-04T00:00:00Z", "  \n")], 1)
+    assert "## " not in notes.render_index([], 0)
 
 
 @pytest.mark.parametrize(

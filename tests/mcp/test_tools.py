@@ -25,7 +25,7 @@ from slopd.baton.score import report
 from slopd.core.envelope import parse
 from slopd.shell.config import Auth, Config
 from slopd.shell.version import version
-from tests.conftest import HubDir, front_matter, toml_argv
+from tests.conftest import HubDir, envelope_text, front_matter, toml_argv
 from tests.mcp.rig import TOOLS, Session, authorized, inbox, lane, session
 from tests.test_baton_pack import Vessel, letter, state
 from tests.test_standups import entry
@@ -495,6 +495,43 @@ async def test_notes_finds_a_note_once_the_daemon_indexed_it(hub: HubDir, me: Se
     assert [found["id"] for found in (await me.call("slop_notes"))["notes"]] == [ident]
 
 
+async def test_notes_carry_their_text_newest_first_a_page_at_a_time(hub: HubDir, me: Session) -> None:
+    """The seed's #learning note is returned with its text; a word only in the text finds it;
+    `limit`/`offset` page through the notes newest first; `max_chars` bounds each text, and says so."""
+    texts = {
+        "n-old": ("2026-07-01T09:00:00Z", "#learning\n- worked: HTTP POST with a signed bearer token\n"),
+        "n-mid": ("2026-07-02T09:00:00Z", "#learning\n- pitfall: connection dropped mid-session\n"),
+        "n-new": ("2026-07-03T09:00:00Z", "#learning\n- next_time: back off 2s/4s/8s instead\n"),
+    }
+    for ident, (created, body) in texts.items():
+        hub.drop(f"{ident}.md", envelope_text(body, id=ident, type="note", created_at=created))
+    hub.run_once()
+    first = await me.call("slop_notes", limit=2)
+    assert [found["id"] for found in first["notes"]] == ["n-new", "n-mid"]
+    assert [found["text"] for found in first["notes"]] == [texts["n-new"][1], texts["n-mid"][1]]
+    assert (first["total"], first["offset"], first["next_offset"]) == (3, 0, 2)
+    rest = await me.call("slop_notes", limit=2, offset=first["next_offset"])
+    assert ([found["id"] for found in rest["notes"]], rest["next_offset"]) == (["n-old"], None)
+    (found,) = (await me.call("slop_notes", search="BEARER"))["notes"]  # in the text, not the title
+    assert (found["id"], found["title"], found["truncated"]) == ("n-old", "#learning", False)
+    (cut,) = (await me.call("slop_notes", search="8s", max_chars=12))["notes"]
+    assert (cut["text"], cut["total_chars"], cut["truncated"]) == (
+        "#learning\n- ",
+        len(texts["n-new"][1]),
+        True,
+    )
+    for wrong in ({"limit": 0}, {"limit": 101}, {"offset": -1}, {"max_chars": 0}):
+        await me.refused("slop_notes", **wrong)
+    listed = {tool.name: tool for tool in (await me.client.list_tools()).tools}
+    schema = listed["slop_notes"].input_schema["properties"]
+    assert (schema["limit"]["minimum"], schema["limit"]["maximum"]) == (1, 100)
+    assert schema["offset"]["minimum"] == 0
+    assert (schema["max_chars"]["minimum"], schema["max_chars"]["maximum"]) == (1, 20_000)
+    output = listed["slop_notes"].output_schema
+    assert output is not None
+    assert {"text", "total_chars", "truncated"} <= set(output["$defs"]["Note"]["properties"])
+
+
 # -- slop_request_approval ------------------------------------------------------------------------
 
 
@@ -708,6 +745,30 @@ async def test_a_letter_that_fails_the_gate_commits_marked_low_quality_when_acce
         )
     assert (packed["data"]["generation"], packed["data"]["LOW_QUALITY"]) == (1, True)
     assert json.loads((vessel.tree / "generations/v1/STATE.json").read_text())["LOW_QUALITY"] is True
+
+
+async def test_baton_boot_shows_nothing_of_an_uncommitted_generation_and_records_no_refused_boot(
+    hub: HubDir, me: Session, tmp_path: Path
+) -> None:
+    """The tool is `slopd baton boot`'s code: after a pack killed before its marker, nothing of
+    generation 2 and the list of what was left out; the vessel's own refused boot is no boot."""
+    vessel = Vessel(hub, tmp_path)
+    assert vessel.pack(vessel.lease(), letter(1), state()).returncode == 0
+    vessel.killed_pack(vessel.lease(), letter(2, "Zebra-of-gen-2 moved it."), state(), writes=8)
+    booted = (await me.call("baton_boot", vessel="oracle"))["data"]
+    assert (booted["generation"], booted["bootable"]) == (1, True)
+    said = json.dumps(booted, ensure_ascii=False)
+    for trace in ("Zebra-of-gen-2", "I was gen 2", "Gen-2 ", '"generation": 2'):
+        assert trace not in said, trace
+    assert [found.split(" ")[0] for found in booted["left_out"]] == [
+        "AUTOBIOGRAPHY.md",
+        "evolution/fitness_history.json:",
+    ]
+    (vessel.tree / "generations" / "v1" / "STATE.json").unlink()
+    async with session(hub, "oracle") as oracle:
+        assert (await oracle.call("baton_boot", vessel="oracle"))["data"]["bootable"] is False
+    listed = hub.slopd("baton", "registry", "--hub", str(hub.root), "--state", str(hub.state), "--json")
+    assert json.loads(listed.stdout)["vessels"][0]["last_boot"] is None
 
 
 async def test_baton_score_is_the_seeds_score_function(me: Session) -> None:

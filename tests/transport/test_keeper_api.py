@@ -95,3 +95,28 @@ def call_text(url: str, token: str) -> tuple[int, str]:
     request = urllib.request.Request(url, headers={"Authorization": f"Bearer {token}"})
     with urllib.request.urlopen(request, timeout=30) as response:
         return response.status, response.read().decode()
+
+
+def test_the_api_presents_nothing_of_an_uncommitted_generation(hub: HubDir, tmp_path: Path) -> None:
+    """After a pack killed before its marker, the autobiography served is the committed one
+    (rebuilt), and `GET /baton/{vessel}` lists what boot leaves out: the same code as the CLI."""
+    vessel = Vessel(hub, tmp_path)
+    assert vessel.pack(vessel.lease(), letter(1), state()).returncode == 0
+    vessel.killed_pack(vessel.lease(), letter(2, "Zebra-of-gen-2 moved it."), state(), writes=8)
+    assert "Zebra-of-gen-2" in (vessel.tree / "AUTOBIOGRAPHY.md").read_text()
+    alice = with_tokens(hub, ("alice",))["alice"]
+    with served(hub) as (_daemon, url):
+        status, text = call_text(f"{url}/baton/oracle/autobiography", alice)
+        assert status == 200
+        assert text.startswith("# Autobiography — oracle (through generation 1)\n")
+        assert "**Gen-1 (" in text
+        assert "Zebra-of-gen-2" not in text
+        assert "Gen-2" not in text
+        status, one = call(f"{url}/baton/oracle", alice)
+        assert status == 200
+        assert one["generation"] == 1
+        assert [found.split(" ")[0] for found in one["left_out"]] == [
+            "AUTOBIOGRAPHY.md",
+            "evolution/fitness_history.json:",
+        ]
+        assert any("interrupted handoff" in warning for warning in one["warnings"])

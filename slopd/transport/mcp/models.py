@@ -92,12 +92,18 @@ class Note(BaseModel):
     sender: str = Field(alias="from")
     created_at: str
     title: str
+    text: str = Field(description="the note's text (its body), its first max_chars characters")
+    total_chars: int = Field(description="the length of the whole text")
+    truncated: bool = Field(description="true when text is cut at max_chars")
 
     model_config = {"populate_by_name": True}
 
 
 class Notes(Result):
-    notes: list[Note]
+    notes: list[Note] = Field(description="newest first")
+    total: int = Field(description="how many notes match, in all")
+    offset: int
+    next_offset: int | None = Field(description="pass as `offset` for the next page; null at the end")
 
 
 class Approval(Result):

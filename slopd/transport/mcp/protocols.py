@@ -7,7 +7,7 @@ Rules:
    entry is sent as a `handoff` with `project:`, and the daemon files it.
 3. The keeper's tools act as the seat: only the seat named like the vessel leases and packs
    it (the lease's holder is the seat), and a boot is recorded (the seed's BATON_RECEIVED)
-   only when the vessel itself boots.
+   only when the vessel itself boots, and only a boot that is not refused (`bootable`).
 """
 
 from __future__ import annotations
@@ -74,8 +74,8 @@ def baton_boot(seat: Seat, vessel: str, budget: int | None = None) -> dict[str, 
         booted = keeper.boot(tree, budget)
     except BatonError as error:
         raise Problem("not-found", f"{error.filename}: {error.strerror}") from None
-    if seat.seat == vessel:
-        Store(seat.state).record_boot(vessel, booted.generation, bootable=booted.bootable)
+    if seat.seat == vessel and booted.bootable:
+        Store(seat.state).record_boot(vessel, booted.generation, bootable=True)
     return booted.as_json()
 
 

@@ -27,6 +27,7 @@ from slopd import submit
 from slopd.core.envelope import ID_PATTERN, Envelope, EnvelopeError, parse, render
 from slopd.core.ids import timestamp
 from slopd.core.layout import LANES, LEDGER_FILE
+from slopd.core.notes import READ_CHARS, READ_LIMIT, page
 from slopd.core.orders import Trust
 from slopd.core.receipts import is_terminal
 from slopd.core.replies import ReplyClass
@@ -229,13 +230,17 @@ class Seat:
             raise views.not_found(f"reply {id}")
         return {"id": id, "acked": True, "pending": self.pending()}
 
-    def notes(self, search: str | None = None, limit: int = 20) -> dict[str, Any]:
-        found = self.ledger.notes(search)[:limit]
-        listed = [
-            {"id": note.id, "from": note.sender, "created_at": note.created_at, "title": note.title}
-            for note in found
-        ]
-        return {"notes": listed, "pending": self.pending()}
+    def notes(
+        self,
+        search: str | None = None,
+        limit: int = READ_LIMIT,
+        offset: int = 0,
+        max_chars: int = READ_CHARS,
+    ) -> dict[str, Any]:
+        """The indexed notes, newest first, a page at a time, each with its text (`core.notes` rule 4)."""
+        found = self.ledger.notes(search, limit=limit, offset=offset)
+        listed = page(found, self.ledger.count_notes(search), offset, max_chars)
+        return {**listed, "pending": self.pending()}
 
     def request_approval(self, action: str, body: str, reason: str) -> dict[str, Any]:
         """Rule 4 (`mcp.approval`)."""

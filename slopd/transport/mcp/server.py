@@ -29,6 +29,7 @@ from mcp.types import Tool as MCPTool
 from mcp.types import ToolAnnotations
 from pydantic import BaseModel, Field
 
+from slopd.core import notes
 from slopd.core.admission import ACTION_OUTSIDE
 from slopd.shell.version import version
 from slopd.transport.mcp import models, protocols
@@ -39,6 +40,7 @@ SeatSource = Callable[[Context[Any, Any] | None], Seat]
 M = TypeVar("M", bound=BaseModel)
 Type = Literal["instigate", "handoff", "query", "note", "handshake", "ack", "result", "error"]
 Wait = Annotated[float, Field(ge=0, le=MAX_WAIT, description=f"seconds to wait for a reply (≤ {MAX_WAIT:g})")]
+MAX_NOTES = 100
 
 
 def _does(*, read_only: bool = False, idempotent: bool = False, destructive: bool = False) -> ToolAnnotations:
@@ -174,10 +176,22 @@ def build(seats: SeatSource, guide: Callable[[], str]) -> MCPServer:  # noqa: PL
         return _as(models.Acked, lambda: seat.ack(id))
 
     @server.tool(annotations=READ)
-    def slop_notes(ctx: Context, search: str | None = None) -> models.Notes:
-        """The hub's indexed notes, newest first; `search` matches id, sender, title or body."""
+    def slop_notes(
+        ctx: Context,
+        search: Annotated[
+            str | None, Field(description="find notes whose text, id, sender or title holds this, any case")
+        ] = None,
+        limit: Annotated[int, Field(ge=1, le=MAX_NOTES, description="notes per page")] = notes.READ_LIMIT,
+        offset: Annotated[int, Field(ge=0, description="next_offset of the previous page")] = 0,
+        max_chars: Annotated[
+            int, Field(ge=1, le=MAX_CHARS, description="characters of each note's text at most")
+        ] = notes.READ_CHARS,
+    ) -> models.Notes:
+        """What earlier agents left for you (what worked, what didn't, what to do next time): the
+        hub's notes, newest first, each with its text; `search` matches the text. One page at a
+        time: pass next_offset as offset for the next."""
         seat = seats(ctx)
-        return _as(models.Notes, lambda: seat.notes(search))
+        return _as(models.Notes, lambda: seat.notes(search, limit, offset, max_chars))
 
     @server.tool(annotations=ADD)
     def slop_request_approval(action: str, body: str, reason: str, ctx: Context) -> models.Approval:

@@ -8,6 +8,8 @@ Rules:
    tools; the work is `baton.keeper`'s, the same code as `slopd baton`.
 3. JSON bodies: an object with the documented keys and types, else 400 naming the key;
    at most 4 MiB. An unknown vessel, or a name that is not one, is 404.
+4. The autobiography is what boot presents (`baton.keeper.boot`): never one written for a
+   generation above GENERATION; `GET /baton/{vessel}` lists what boot left out (`left_out`).
 """
 
 from __future__ import annotations
@@ -70,9 +72,10 @@ class Keeper:
         def look() -> dict[str, Any]:
             found = entry(tree, self.store, now=time.time())
             try:
-                found["warnings"] = list(keeper.boot(tree, None).warnings)
+                booted = keeper.boot(tree, None)
+                found["warnings"], found["left_out"] = list(booted.warnings), list(booted.left_out)
             except BatonError as error:
-                found["warnings"] = [f"{error.filename}: {error.strerror}"]
+                found["warnings"], found["left_out"] = [f"{error.filename}: {error.strerror}"], []
             return found
 
         return self.answer(await anyio.to_thread.run_sync(look))
@@ -103,9 +106,17 @@ class Keeper:
         return self.answer(done)
 
     async def autobiography(self, request: Request, seat: str) -> Response:
+        """Rule 4: L1 as boot presents it."""
         tree = self._tree(request)
-        text = await anyio.to_thread.run_sync(lambda: tree.read("AUTOBIOGRAPHY.md"))
-        return Response(text or b"", media_type="text/markdown; charset=utf-8")
+
+        def read() -> str:
+            try:
+                return keeper.boot(tree, None).loaded.get("AUTOBIOGRAPHY.md", "")
+            except BatonError as error:
+                raise Problem("not-found", f"{error.filename}: {error.strerror}") from None
+
+        text = await anyio.to_thread.run_sync(read)
+        return Response(text.encode(), media_type="text/markdown; charset=utf-8")
 
     async def score(self, request: Request, seat: str) -> Response:
         letter = (await self._body(request)).get("letter")
