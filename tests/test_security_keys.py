@@ -406,7 +406,8 @@ class Order:
 def sign(order: Order, signers: Signers, data: bytes, stage: Path) -> bytes:
     token = getattr(signers, order.signer)
     if order.signer == "passkey":
-        return signers.passkey.passkey_sign(data, origin="http://localhost:8787", flags=order.flags, counter=42)
+        origin = "http://localhost:8787"
+        return signers.passkey.passkey_sign(data, origin=origin, flags=order.flags, counter=42)
     if isinstance(token, Authenticator):
         return token.sign(data, flags=order.flags, counter=42)
     path = stage / f"{order.slug}.md"
