@@ -223,7 +223,10 @@ def test_paths_and_methods_are_exactly_the_apps_routes(hub: HubDir) -> None:
         mounted = {route.path for route in service.mounted if isinstance(route, Route)}
         console = {path for path in mounted if path not in ("/mcp", "/mcp/")}
         assert console, "the console extra is in dev: its routes are mounted"
-        assert not any(path.startswith(("/v1", "/baton", "/mcp", "/metrics", "/openapi")) for path in console)
+        clashing = [
+            path for path in console if path.startswith(("/v1/", "/baton/", "/mcp", "/metrics", "/openapi"))
+        ]
+        assert not clashing, clashing
         routes = {
             route.path: {method.lower() for method in route.methods or ()}
             for route in asgi.routes
