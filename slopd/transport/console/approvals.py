@@ -15,7 +15,7 @@ Rules (SPEC §15):
    order's `from` fills `NAME.md.sig`.
 4. The write (SPEC §1's one exception, made exactly as a human at a terminal would): the `.sig`
    first, then the order, each atomically (a temp name, fsync, rename, fsync of the lane), never
-   replacing a file; then the daemon is told it arrived. The daemon's verifier decides as for
+   over a name already there; then the daemon is told it arrived. The daemon's verifier decides as for
    every order: nothing here runs or approves anything by itself.
 5. The requesting agent is the draft's `requested_by` (written by `slop_request_approval`), else
    the seat its closing "Requested by SEAT:" line names; the hub is hostile, so this only says
@@ -151,8 +151,15 @@ def sidecar_for(item: Waiting, principal: str) -> str | None:
 
 
 def write_signed(hub: Hub, name: str, order: bytes | None, sidecar: str, signature: bytes) -> None:
-    """Rule 4: the signature, then (for a draft approved) the order, into `authorized/`."""
+    """Rule 4: the signature, then (for a draft approved) the order, into `authorized/`.
+
+    Each lands by rename, never by link-then-unlink: the daemon reads a sidecar the moment it
+    appears, and refuses a file with two links. A name already taken is FileExistsError, before
+    anything is written (the lane is the humans'; a race with a human's own `mv` is theirs)."""
     lane = hub.lane_fd("authorized")
-    fs.atomic_write(lane, sidecar, signature, replace=False)
+    for taken in (sidecar, name) if order is not None else (sidecar,):
+        if fs.exists_at(lane, taken):
+            raise FileExistsError(taken)
+    fs.atomic_write(lane, sidecar, signature, replace=True)
     if order is not None:
-        fs.atomic_write(lane, name, order, replace=False)
+        fs.atomic_write(lane, name, order, replace=True)

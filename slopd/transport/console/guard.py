@@ -10,7 +10,7 @@ Rules (SPEC §15):
    signed in, the session's CSRF token (form field `csrf` or header `X-CSRF-Token`); anything
    else is 403 naming the reason, and nothing happens.
 4. Every answer carries a Content-Security-Policy allowing only slopd's own scripts, styles and
-   images (no inline script, no eval, no framing), `nosniff`, no referrer, and no caching.
+   images (no inline script, no eval, no framing), `nosniff`, no referrer to other sites, and no caching.
 5. Sign-in and enrolment ceremonies are rate limited per client address (`ATTEMPTS` begun a
    minute): past that, 429 with `Retry-After`.
 """
@@ -44,7 +44,7 @@ CSP = (
 HEADERS = {
     "Content-Security-Policy": CSP,
     "X-Content-Type-Options": "nosniff",
-    "Referrer-Policy": "no-referrer",
+    "Referrer-Policy": "same-origin",  # "no-referrer" would make a form post's Origin "null"
     "X-Frame-Options": "DENY",
     "Cache-Control": "no-store",
 }
