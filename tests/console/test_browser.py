@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import SLOPD, HubDir, wait_for
+from tests.conftest import SLOPD, wait_for
 from tests.console.rig import Console, console
 from tests.test_orders import new_hub
 from tests.transport.http_rig import ledger
@@ -32,7 +32,8 @@ pytestmark = pytest.mark.slow
 CHROMIUM = Path("/usr/bin/chromium")
 SSH_KEYGEN = "/usr/bin/ssh-keygen"
 ALICE, BOB = "alice@example.com", "bob@example.com"
-OPS = 'ops@example.com namespaces="slop" ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIF6dZTYEu9lKfaU42AFPg6aoc8fwzTz1QvxY9aTQ6rye'
+OPS_KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIF6dZTYEu9lKfaU42AFPg6aoc8fwzTz1QvxY9aTQ6rye"
+OPS = f'ops@example.com namespaces="slop" {OPS_KEY}'
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
 sync_api = pytest.importorskip("playwright.sync_api", reason="pip install playwright (the dev extra)")
 if not CHROMIUM.exists():
@@ -78,11 +79,12 @@ def enrol(served: Console, page: Any, principal: str) -> str:
     """`slopd console enroll`, the code typed on the enrolment page, `y` at the terminal: the line."""
     hub = served.hub
     command = subprocess.Popen(
-        [*SLOPD, "console", "enroll", "--hub", str(hub.root), "--state", str(hub.state), "--config", str(hub.config),
-         "--principal", principal],
+        [*SLOPD, "console", "enroll", "--hub", str(hub.root), "--state", str(hub.state),
+         "--config", str(hub.config), "--principal", principal],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=hub.env,
     )  # fmt: skip
-    assert command.stdout is not None and command.stdin is not None
+    assert command.stdout is not None
+    assert command.stdin is not None
     first = command.stdout.readline()
     code = re.search(r"enrolment code for \S+: (\S+)", first)
     assert code, first
@@ -91,7 +93,7 @@ def enrol(served: Console, page: Any, principal: str) -> str:
     page.get_by_role("button", name="Create passkey").click()
     shown = page.locator(".allowed-line")
     shown.wait_for(state="visible")
-    line = shown.inner_text()
+    line = str(shown.inner_text())
     command.stdin.write("y\n")
     command.stdin.flush()
     out, err = command.communicate(timeout=60)
@@ -152,12 +154,16 @@ def test_approving_a_draft_runs_the_action_once_and_ssh_keygen_accepts_the_signa
     approve(served, alice, "drafts", name)
     ident = name.removesuffix(".md")
     wait_for(lambda: ident in served.runs())
-    copies = lambda: sorted((served.hub.root / "archive").glob(f"*/{ident}*"))  # noqa: E731
+
+    def copies() -> list[Path]:
+        return sorted((served.hub.root / "archive").glob(f"*/{ident}*"))
+
     wait_for(lambda: any(path.name == f"{name}.sig" for path in copies()))
     (order,) = [path for path in copies() if path.suffix == ".md" and b"from: alice" in path.read_bytes()]
     (signature,) = [path for path in copies() if path.name == f"{name}.sig"]
     verified = subprocess.run(
-        [SSH_KEYGEN, "-Y", "verify", "-f", str(served.allowed), "-I", ALICE, "-n", "slop", "-s", str(signature)],
+        [SSH_KEYGEN, "-Y", "verify", "-f", str(served.allowed), "-I", ALICE, "-n", "slop",
+         "-s", str(signature)],
         input=order.read_bytes(), capture_output=True, timeout=30, check=False,
     )  # fmt: skip
     assert verified.returncode == 0, verified.stderr
@@ -218,10 +224,7 @@ def test_a_tampered_console_made_order_is_refused(served: Console, alice: Human)
     )
     served.hub.drop("20260704t110000z-browser-forged.md.sig", signature, lane="authorized")
     served.hub.drop("20260704t110000z-browser-forged.md", forged, lane="authorized")
-    reply = wait_for(
-        lambda: (served.hub.root / "outbox" / "20260704t110000z-browser-forged.error.md").exists()
-    )
-    assert reply
+    wait_for((served.hub.root / "outbox" / "20260704t110000z-browser-forged.error.md").exists)
     text = (served.hub.root / "outbox" / "20260704t110000z-browser-forged.error.md").read_text()
     assert "webauthn: the challenge is not this file's signed data" in text
     assert "20260704t110000z-browser-forged" not in served.runs()

@@ -127,7 +127,7 @@ def test_a_console_session_cannot_post_as_a_seat(served: Console, alice: Browser
 
 
 def test_every_page_carries_a_strict_content_security_policy(served: Console, alice: Browser) -> None:
-    """Only slopd's own scripts and styles; no inline script, no framing, no referrer to other sites, nosniff."""
+    """Only slopd's own scripts and styles; no inline script, no framing, no foreign referrer, nosniff."""
     for page in ("/signin", "/approvals", "/activity", "/hub"):
         headers = alice.client.get(page).headers
         policy = headers["content-security-policy"]
