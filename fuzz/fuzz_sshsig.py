@@ -6,7 +6,10 @@ Invariants (slopd/core/sshsig.py rules 1 and 4, sshkeys.py rule 4, keyfiles.py r
   signature's key is of an accepted type, with 32 bytes of Ed25519 key or a 65-byte point, and
   carries flags and a counter exactly when it is a security key's;
 - `sshsig.verify` never raises: it returns `Verified` or `Rejected`, in any namespace, and a
-  `Verified` reports flags and a counter exactly for a security key;
+  `Verified` reports flags and a counter exactly for a security key, an origin only for an
+  sk-ecdsa key (a passkey, `core.webauthn`);
+- `passkeys.wrap` of the input cut in three (authenticatorData after a good RP ID hash,
+  clientDataJSON, DER signature) raises only `SignatureError`, and what it returns parses;
 - a signature that verifies `MESSAGE` never also verifies `MESSAGE` with one more byte;
 - `keyfiles.load_private_key`, `sshkeys.decode` and `sshkeys.from_fields` (for every accepted
   type) raise only `SignatureError`.
@@ -20,16 +23,19 @@ so mutations reach the binary parser behind the base64 armor too.
 from __future__ import annotations
 
 import base64
+import hashlib
 import sys
 
 import atheris
 from common import MESSAGE, libfuzzer_argv
 
 with atheris.instrument_imports(include=["slopd"]):
-    from slopd.core import keyfiles, sshkeys, sshsig
+    from slopd.core import keyfiles, passkeys, sshkeys, sshsig
     from slopd.core.wire import SignatureError
 
 BEGIN, END = b"-----BEGIN SSH SIGNATURE-----", b"-----END SSH SIGNATURE-----"
+RP_ID_HASH = hashlib.sha256(b"localhost").digest()  # so the fuzzed bytes reach past the RP check
+PASSKEY = sshkeys.security_key(sshkeys.SK_ECDSA, b"\x04" + bytes(range(64)), "localhost")
 
 
 def armor(blob: bytes) -> bytes:
@@ -69,14 +75,29 @@ def check_signature(armored: bytes) -> None:
         if isinstance(verdict, sshsig.Verified):
             if (verdict.flags is None) == verdict.public_key.security_key:
                 raise AssertionError(f"flags do not match the key type: {verdict!r}")
+            if verdict.origin is not None and verdict.public_key.type != sshkeys.SK_ECDSA:
+                raise AssertionError(f"an origin for a key that is no passkey: {verdict!r}")
             other = sshsig.verify(MESSAGE + b"\n", armored, namespace=namespace)
             if not isinstance(other, sshsig.Rejected):
                 raise AssertionError("one signature verified two different messages")
 
 
+def check_wrap(data: bytes) -> None:
+    third = len(data) // 3
+    try:
+        wrapped = passkeys.wrap(
+            PASSKEY, RP_ID_HASH + data[:third], data[third : 2 * third], data[2 * third :]
+        )
+    except SignatureError as error:
+        check_reason(error, "wrap")
+        return
+    sshsig.parse(wrapped)  # a SignatureError here escapes: what wrap makes must parse
+
+
 def test_one_input(data: bytes) -> None:
     check_signature(data)
     check_signature(armor(data))
+    check_wrap(data)
     try:
         keyfiles.load_private_key(data)
     except SignatureError as error:

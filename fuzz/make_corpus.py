@@ -19,7 +19,7 @@ from collections.abc import Callable
 from common import CORPUS_DIR, KEY_SEED, MESSAGE, PRINCIPAL, REPO_DIR
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from slopd.core import keyfiles, sshkeys, sshsig
+from slopd.core import keyfiles, passkeys, sshkeys, sshsig, webauthn
 from slopd.core.sshkeys import SK_ECDSA, SK_ED25519, PublicKey
 from slopd.core.wire import Reader, mpint, string
 
@@ -257,6 +257,27 @@ def with_key_blob(token: Authenticator, blob: bytes) -> bytes:
     return sshsig.assemble(key, "slop", "sha512", token.signature_blob(MESSAGE))
 
 
+def passkey_seeds() -> dict[str, Callable[[], bytes]]:
+    """Passkey (webauthn) signatures over `MESSAGE` as the console writes them, good and forged."""
+    passkey = Authenticator.ecdsa(SEED, application="localhost")
+    origin = "http://localhost:8787"
+    challenge = passkeys.challenge(MESSAGE)
+    cross = (
+        f'{{"type":"webauthn.get","challenge":"{webauthn.b64url(challenge)}","origin":"{origin}",'
+        '"crossOrigin":true}'
+    ).encode()
+    return {
+        "passkey-touch.sig": lambda: passkey.passkey_sign(MESSAGE, origin=origin),
+        "passkey-verified-extensions.sig": lambda: passkey.passkey_sign(
+            MESSAGE, origin=origin, flags=0x85, counter=9, extensions=b"\xa0"
+        ),
+        "passkey-other-message.sig": lambda: passkey.passkey_sign(MESSAGE + b"!", origin=origin),
+        "passkey-other-site.sig": lambda: passkey.passkey_sign(MESSAGE, origin="https://evil.example"),
+        "passkey-cross-origin.sig": lambda: passkey.passkey_sign(MESSAGE, origin=origin, client_data=cross),
+        "passkey-no-touch.sig": lambda: passkey.passkey_sign(MESSAGE, origin=origin, flags=0x00, counter=3),
+    }
+
+
 def security_key_seeds() -> dict[str, bytes]:
     """sk-ed25519 and sk-ecdsa signatures over `MESSAGE`: good ones and damaged ones."""
     ed = Authenticator.ed25519(SEED)
@@ -299,6 +320,7 @@ def security_key_seeds() -> dict[str, bytes]:
         "sk-ed25519-no-counter.sig": lambda: sshsig.assemble(
             ed.public_key, "slop", "sha512", ed.signature_blob(MESSAGE)[:-4]
         ),
+        **passkey_seeds(),
         "sk-ecdsa-webauthn.sig": lambda: sshsig.assemble(
             ec.public_key,
             "slop",

@@ -31,6 +31,7 @@ from slopd.core.orders import Trust
 from slopd.daemon.batch import GroupCommit
 from slopd.daemon.gate import Gate
 from slopd.daemon.loop import Daemon, warn_skipped
+from slopd.daemon.notices import Notices
 from slopd.daemon.parts import Clock, Parts
 from slopd.shell import config as config_module
 from slopd.shell import defaults, executor, lock, log
@@ -74,6 +75,7 @@ class App:
     lock_fd: int
     bell: Bell = field(default_factory=Bell)  # rung after each ledger commit (the reply feed waits on it)
     arrived: Callable[[str, str], None] = lambda _lane, _name: None  # the running daemon's `Arrivals.arrived`
+    notices: Notices = field(default_factory=Notices)  # the console's replies, for the daemon's loop
 
     def reload_config(self) -> Config:
         return load_config(self.root, self.config_path)
@@ -96,7 +98,7 @@ class App:
             runner=self.runner,
             state_dir=self.state,
         )
-        daemon = Daemon(parts, reload=self.reload_config)
+        daemon = Daemon(parts, reload=self.reload_config, notices=self.notices)
         self.arrived = daemon.arrivals.arrived  # in-process writers (HTTP) say a file is complete
         return daemon
 

@@ -11,20 +11,26 @@ Rules (OpenSSH PROTOCOL.u2f, PROTOCOL.sshsig):
 4. Deterministic: keys come from a seed, Ed25519 signatures are deterministic and ECDSA ones use
    RFC 6979 nonces (cryptography >= 44), so the same call gives the same bytes on every run (the
    fuzz corpus relies on it). A real token picks a random nonce; a verifier cannot tell.
+5. An sk-ecdsa key whose application is an RP ID is also a passkey: `assertion` returns what a
+   browser's `navigator.credentials.get` would (authenticatorData, clientDataJSON as Chromium
+   writes it, the DER signature over both), and `passkey_sign` wraps it (`core.passkeys.wrap`)
+   into the SSHSIG file the console writes.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import struct
 from dataclasses import dataclass
+from typing import Any
 
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature
 
-from slopd.core import sshkeys, sshsig
+from slopd.core import passkeys, sshkeys, sshsig, webauthn
 from slopd.core.sshkeys import SK_ECDSA, SK_ED25519, PublicKey
 from slopd.core.vocabulary import NAMESPACE
 from slopd.core.wire import mpint, string
@@ -147,3 +153,37 @@ class Authenticator:
             application=application,
         )
         return sshsig.assemble(public_key or self.public_key, namespace, hash_algorithm, blob)
+
+    def assertion(
+        self,
+        challenge: bytes,
+        *,
+        origin: str,
+        flags: int = USER_PRESENT,
+        counter: int = 1,
+        extensions: bytes = b"",
+        client_data: bytes | None = None,
+        rp_id: str | None = None,
+    ) -> tuple[bytes, bytes, bytes]:
+        """What a browser returns for a passkey asked to sign `challenge` at `origin` (rule 5):
+        (authenticatorData, clientDataJSON, DER signature); each part may be overridden."""
+        assert isinstance(self.private, ec.EllipticCurvePrivateKey), "only sk-ecdsa keys are passkeys"
+        if client_data is None:
+            fields = {"type": "webauthn.get", "challenge": webauthn.b64url(challenge), "origin": origin}
+            client_data = json.dumps({**fields, "crossOrigin": False}, separators=(",", ":")).encode()
+        relying_party = self.application if rp_id is None else rp_id
+        data = (
+            hashlib.sha256(relying_party.encode()).digest() + struct.pack(">BI", flags, counter) + extensions
+        )
+        signed = data + hashlib.sha256(client_data).digest()
+        signature = self.private.sign(signed, ec.ECDSA(hashes.SHA256(), deterministic_signing=True))
+        return data, client_data, signature
+
+    def passkey_sign(
+        self, message: bytes, *, origin: str, namespace: str = NAMESPACE, **overrides: Any
+    ) -> bytes:
+        """The SSHSIG file the console makes of this passkey's approval of `message` (rule 5)."""
+        challenge = passkeys.challenge(message, namespace)
+        return passkeys.wrap(
+            self.public_key, *self.assertion(challenge, origin=origin, **overrides), namespace=namespace
+        )

@@ -92,6 +92,7 @@ def test_every_key_of_the_spec_is_accepted(tmp_path: Path, hub: HubDir) -> None:
         pytest.param('[auth]\nnamespace = "slop"\nbogus = 1\n', "auth.bogus", id="auth"),
         pytest.param("[http]\nport = 8787\n", "http.port", id="http"),
         pytest.param("[baton]\nbogus = 1\n", "baton.bogus", id="baton"),
+        pytest.param("[console]\nbogus = 1\n", "console.bogus", id="console"),
     ],
 )
 def test_unknown_key_is_refused_by_name(hub: HubDir, toml: str, key: str) -> None:
@@ -114,6 +115,7 @@ def test_unknown_key_is_refused_by_name(hub: HubDir, toml: str, key: str) -> Non
         pytest.param("[http]\nrate_limit = 0\n", "http.rate_limit", id="rate_limit"),
         pytest.param("[http]\nallow_plaintext = 1\n", "http.allow_plaintext", id="allow_plaintext"),
         pytest.param('[http]\ntls_cert = "c.pem"\n', "http.tls_key", id="tls_cert-alone"),
+        pytest.param('[console]\nrp_id = "10.0.0.1"\n', "console.rp_id", id="console-rp_id"),
     ],
 )
 def test_wrong_type_is_refused_by_name(hub: HubDir, toml: str, key: str) -> None:

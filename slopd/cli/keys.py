@@ -20,12 +20,14 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from slopd.core import allowed_signers, keyfiles, orders, sshkeys, sshsig
 from slopd.core.envelope import PARTY_PATTERN, EnvelopeError, parse
 from slopd.core.errors import UsageError
-from slopd.core.verdicts import Invalid
+from slopd.core.verdicts import Invalid, Valid
 from slopd.core.vocabulary import MAX_ENVELOPE_BYTES
 from slopd.core.wire import SignatureError
 from slopd.shell import config as config_module
 from slopd.shell.defaults import default_names
 from slopd.shell.fs import Unreadable, read_once, write_file
+
+_FLAGS = ((sshsig.USER_PRESENT, "user present"), (sshsig.USER_VERIFIED, "user verified"))
 
 
 def _inside_authorized(path: Path) -> bool:
@@ -113,7 +115,7 @@ def verify(args: argparse.Namespace) -> int:
     if isinstance(verdict, Invalid):
         print(f"{target}: not verified: {verdict.reason}")
         return 1
-    where = f"{verdict.fingerprint}, allowed_signers line {verdict.line}"
+    where = f"{verdict.fingerprint}, allowed_signers line {verdict.line}{_details(verdict)}"
     also = f"; with {', '.join(verdict.cosigners)}" if verdict.cosigners else ""
     print(f"{target}: good signature by {verdict.principal} ({where}){also}")
     return 0
@@ -156,7 +158,15 @@ def _verify_file(target: Path, message: bytes, trust: orders.Trust, signature_pa
         print(f"{target}: not verified: signer {key.fingerprint}: {reason}")
         return 1
     principals, line = found[0]
-    details = "" if verdict.flags is None else f", flags 0x{verdict.flags:02x}, counter {verdict.counter}"
-    where = f"{key.type} {key.fingerprint}, allowed_signers line {line}{details}"
+    where = f"{key.type} {key.fingerprint}, allowed_signers line {line}{_details(verdict)}"
     print(f"{target}: good signature by {principals} ({where})")
     return 0
+
+
+def _details(verdict: sshsig.Verified | Valid) -> str:
+    """A security key's flags and counter, and a passkey's origin, for the verdict line."""
+    if verdict.flags is None:
+        return ""
+    named = [name for bit, name in _FLAGS if verdict.flags & bit]
+    flags = f", flags 0x{verdict.flags:02x} ({', '.join(named) or 'no touch'}), counter {verdict.counter}"
+    return flags + (f", passkey at {verdict.origin}" if verdict.origin else "")

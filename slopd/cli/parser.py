@@ -68,6 +68,7 @@ def build() -> argparse.ArgumentParser:
     _key_commands(command)
     _handoff_commands(commands)
     _token_commands(commands)
+    _console_commands(commands)
     _baton_commands(commands)
     _mcp_command(command)
     _operating_commands(command, commands)
@@ -257,6 +258,24 @@ def _token_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser
         sub.set_defaults(handler=f"slopd.cli.tokens:{verb}")
         sub.add_argument("--tokens", required=True, metavar="F", help="the tokens file (outside the hub)")
         sub.add_argument("seat", metavar="SEAT", help="the `from` the token may send as")
+
+
+def _console_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    text = "the human's console (slopd run --http serves it at /; needs slopd[console])"
+    console = commands.add_parser("console", help=text, description=text)
+    verbs = console.add_subparsers(dest="verb", required=True)
+    text = (
+        "print a one-time code (10 minutes) for the console's enrolment page, show the new "
+        "passkey's allowed_signers line, and append it when you answer yes"
+    )
+    sub = verbs.add_parser("enroll", help=text, description=text)
+    sub.set_defaults(handler="slopd.cli.console:enroll")
+    _hub_and_state(sub)
+    sub.add_argument(
+        "--principal", required=True, help="who the passkey signs as (an allowed_signers principal)"
+    )
+    sub.add_argument("--config", help=_DEFAULT_CONFIG)
+    sub.add_argument("--yes", action="store_true", help="append the line without asking (scripts)")
 
 
 def _mcp_command(command: Command) -> None:

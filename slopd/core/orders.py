@@ -65,6 +65,7 @@ class _Signer:
     principal: str
     key: PublicKey
     line: int
+    verified: sshsig.Verified
 
 
 def check(
@@ -91,7 +92,10 @@ def check(
     others = tuple(
         f"{signer.principal} ({signer.key.fingerprint})" for signer in counted if signer is not sender
     )
-    return Valid(envelope.sender, sender.key.fingerprint, sender.line, others)
+    how = sender.verified
+    return Valid(
+        envelope.sender, sender.key.fingerprint, sender.line, others, how.flags, how.counter, how.origin
+    )
 
 
 def _count(
@@ -170,7 +174,7 @@ def _judge(
             f"signer {key.fingerprint}: the security key did not verify its user (PIN or biometric); "
             f"action {envelope.action!r} requires it (require = 'verified')"
         )
-    return _Signer(principal, key, authorized.line)
+    return _Signer(principal, key, authorized.line, verdict)
 
 
 def _other_principal(

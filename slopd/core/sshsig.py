@@ -15,6 +15,9 @@ Rules (SPEC §6; research §1, Appendix A):
    ECDSA P-256 with SHA-256 — and its signature carries the flags and counter, which `Verified`
    reports (`0x01` user present, `0x04` user verified). Judging the flags is the caller's job,
    as it is sshd's, not ssh-keygen's. Other key types are rejected as not accepted for orders.
+   An sk-ecdsa key may also sign as a passkey, with the signature type
+   `webauthn-sk-ecdsa-sha2-nistp256@openssh.com`: its rules are `core.webauthn`'s, and
+   `Verified` reports its origin.
 5. `verify` checks the signature with the key it carries; the caller then checks that key
    against allowed_signers (`core.allowed_signers`). Curve arithmetic is `cryptography`'s.
 """
@@ -27,7 +30,7 @@ import struct
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from slopd.core import sshkeys
+from slopd.core import sshkeys, webauthn
 from slopd.core.keyfiles import armor
 from slopd.core.sshkeys import ED25519, SK_ECDSA, SK_ED25519, PublicKey
 from slopd.core.vocabulary import NAMESPACE
@@ -58,6 +61,7 @@ class Signature:
     reserved: bytes
     flags: int | None = None  # a security key's authenticator flags
     counter: int | None = None  # … and its signature counter
+    assertion: webauthn.Assertion | None = None  # a passkey's origin, clientDataJSON, extensions
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +69,7 @@ class Verified:
     public_key: PublicKey
     flags: int | None = None
     counter: int | None = None
+    origin: str | None = None  # a passkey signature's web origin
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,12 +89,16 @@ def signed_data(message: bytes, namespace: str, hash_algorithm: str) -> bytes:
     )
 
 
-def authenticator_data(application: str, flags: int, counter: int, data: bytes) -> bytes:
-    """Rule 4: what a security key signs over `data` (PROTOCOL.u2f, no extensions)."""
+def authenticator_data(
+    application: str, flags: int, counter: int, data: bytes, extensions: bytes = b""
+) -> bytes:
+    """Rule 4: what a security key signs over `data` (PROTOCOL.u2f); for a passkey, `data` is
+    its clientDataJSON and `extensions` the authenticator's."""
     return (
         hashlib.sha256(application.encode()).digest()
         + bytes([flags])
         + struct.pack(">I", counter)
+        + extensions
         + hashlib.sha256(data).digest()
     )
 
@@ -143,32 +152,37 @@ def parse(armored: bytes) -> Signature:
     algorithm = hash_algorithm.decode("latin-1")
     if algorithm not in _HASHES:
         raise SignatureError(f"unsupported hash algorithm {show(hash_algorithm)}")
-    raw, flags, counter = _signature_blob(signature_blob, public_key.type)
-    return Signature(public_key, namespace_text, algorithm, raw, reserved, flags, counter)
+    return _signature_blob(signature_blob, public_key, namespace_text, algorithm, reserved)
 
 
-def _signature_blob(blob: bytes, key_type: str) -> tuple[bytes, int | None, int | None]:
-    """The raw signature, and a security key's flags and counter, from `string type, …`."""
+def _signature_blob(
+    blob: bytes, key: PublicKey, namespace: str, algorithm: str, reserved: bytes
+) -> Signature:
+    """The signature from `string type, string raw[, byte flags, uint32 counter[, passkey fields]]`."""
     reader = Reader(blob, "signature", " in signature blob")
     signature_type = reader.string("signature type")
-    if signature_type != key_type.encode():
-        raise SignatureError(f"unsupported signature type {show(signature_type)} for a {key_type} key")
+    passkey = key.type == SK_ECDSA and signature_type == webauthn.SIGNATURE_TYPE.encode()
+    if signature_type != key.type.encode() and not passkey:
+        raise SignatureError(f"unsupported signature type {show(signature_type)} for a {key.type} key")
     raw = reader.string("signature")
-    flags = counter = None
-    if key_type in sshkeys.SECURITY_KEYS:
+    flags = counter = assertion = None
+    if key.security_key:
         flags, counter = reader.byte("flags"), reader.uint32("counter")
+    if passkey:
+        origin = reader.string("origin").decode("utf-8", "replace")
+        assertion = webauthn.Assertion(origin, reader.string("clientDataJSON"), reader.string("extensions"))
     reader.end()
-    if key_type == SK_ECDSA:
+    if key.type == SK_ECDSA:
         inner = Reader(raw, "signature", " in ECDSA signature")
         r, s = inner.mpint("r"), inner.mpint("s")
         inner.end()
         # Loaded on first use (PLC0415): only an ECDSA signature needs the DER encoder.
         from cryptography.hazmat.primitives.asymmetric.utils import encode_dss_signature  # noqa: PLC0415
 
-        return encode_dss_signature(r, s), flags, counter
-    if len(raw) != 64:
+        raw = encode_dss_signature(r, s)
+    elif len(raw) != 64:
         raise reader.fail(f"signature is {len(raw)} bytes, expected 64")
-    return raw, flags, counter
+    return Signature(key, namespace, algorithm, raw, reserved, flags, counter, assertion)
 
 
 def verify(message: bytes, armored: bytes, *, namespace: str = NAMESPACE) -> Verified | Rejected:
@@ -179,15 +193,22 @@ def verify(message: bytes, armored: bytes, *, namespace: str = NAMESPACE) -> Ver
         return Rejected(error.reason)
     if signature.namespace != namespace:
         return Rejected(f"namespace is {show(signature.namespace)}, expected {show(namespace)}")
-    key = signature.public_key
+    key, assertion = signature.public_key, signature.assertion
     data = signed_data(message, signature.namespace, signature.hash_algorithm)
     if key.security_key:
         assert key.application is not None
         assert signature.flags is not None
         assert signature.counter is not None
-        data = authenticator_data(key.application, signature.flags, signature.counter, data)
+        extensions = b""
+        if assertion is not None:
+            refused = webauthn.judge(assertion, signature.flags, data, key.application)
+            if refused is not None:
+                return Rejected(refused)
+            data, extensions = assertion.client_data, assertion.extensions
+        data = authenticator_data(key.application, signature.flags, signature.counter, data, extensions)
+    origin = None if assertion is None else assertion.origin
     return (
-        Verified(key, signature.flags, signature.counter)
+        Verified(key, signature.flags, signature.counter, origin)
         if _good(key, signature.signature, data)
         else Rejected("bad signature")
     )

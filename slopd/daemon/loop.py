@@ -30,6 +30,7 @@ from slopd.daemon.arrivals import Arrivals
 from slopd.daemon.batch import Batch, Where
 from slopd.daemon.effects import Effects
 from slopd.daemon.homing import Homing
+from slopd.daemon.notices import Notices, carry_out
 from slopd.daemon.parts import Parts
 from slopd.daemon.pipeline import Pipeline
 from slopd.daemon.recovery import Recoveries
@@ -45,9 +46,11 @@ Reload = Callable[[], Config]
 
 
 class Daemon:
-    def __init__(self, parts: Parts, *, reload: Reload | None = None) -> None:
+    def __init__(self, parts: Parts, *, reload: Reload | None = None, notices: Notices | None = None) -> None:
         self.parts, self.reload = parts, reload
         self.wakeup = threading.Event()
+        self.notices = notices or Notices()
+        self.notices.wake = self.wakeup.set
         standups = Standups(parts)
         self.runs = Runs(parts, self.wakeup.set, standups)
         self.arrivals = Arrivals(parts, self.wakeup.set)
@@ -99,6 +102,7 @@ class Daemon:
                         self.systemd.ready(self.summary())
                         ready = True
                 self.process_due(time.monotonic())
+                self.process_notices()
                 self.finish_jobs()
                 if once and self._drained():
                     break
@@ -114,6 +118,16 @@ class Daemon:
             if stopping is not None:
                 stopping()
         self.shutdown(grace)
+
+    def process_notices(self) -> None:
+        """The console's replies (`daemon.notices`), on this thread like every reply."""
+        for notice in self.notices.take():
+            try:
+                notice.done.set_result(carry_out(self.parts, notice))
+            except Exception as error:  # rule 4: a notice never crashes the loop; the console is told
+                reply = notice.reply.id if notice.reply is not None else None
+                self.parts.log.exception("notice.failed", reply=reply, draft=notice.draft, reason=str(error))
+                notice.done.set_exception(error)
 
     def _drained(self) -> bool:
         return not len(self.parts.intake) and not self.runs.pool.busy() and not self.arrivals.backlog

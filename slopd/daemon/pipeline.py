@@ -229,6 +229,8 @@ class Pipeline:
             key=verdict.fingerprint,
             line=verdict.line,
             cosigners=cosigners,
+            **({} if verdict.flags is None else {"flags": verdict.flags}),
+            **({} if verdict.origin is None else {"origin": verdict.origin}),
         )
 
     def _answered_elsewhere(self, envelope: Envelope) -> Leave | None:

@@ -67,6 +67,11 @@ def _lanes(hub: Hub) -> dict[str, Any]:
     return lanes
 
 
+def lanes(hub: Hub) -> dict[str, Any]:
+    """The input lanes as `status` shows them: waiting, held (with the signatures missing), ignored."""
+    return _lanes(hub)
+
+
 def _missing_signatures(hub: Hub, name: str, present: set[str]) -> list[str]:
     """The sidecars an order in `authorized/` names that are not in the lane yet (its own
     `NAME.sig` when it cannot be read as an envelope)."""

@@ -71,6 +71,15 @@ class Http:
 
 
 @dataclass(frozen=True, slots=True)
+class Console:
+    """`[console]` (SPEC §15): how the human's console is reached; None: derived from `listen`."""
+
+    rp_id: str | None = None  # the passkeys' relying party: a host name, baked into every key
+    session_ttl: float = 43200.0  # seconds a sign-in lasts
+    public_url: str | None = None  # the URL the human opens (behind a proxy): https://NAME[:PORT]
+
+
+@dataclass(frozen=True, slots=True)
 class Config:
     names: tuple[str, ...]
     max_envelope_bytes: int = MAX_ENVELOPE_BYTES
@@ -85,6 +94,7 @@ class Config:
     home: bool | None = None  # overrides the hub file's home watcher (SPEC §7)
     http: Http = field(default_factory=Http)
     baton_summarizer: tuple[str, ...] | None = None  # [baton.summarizer]: writes AUTOBIOGRAPHY.md
+    console: Console = field(default_factory=Console)
 
     @property
     def watcher(self) -> str:
@@ -155,6 +165,7 @@ def parse(text: str) -> Config:
         home=table.take("home", _bool, None),
         http=table.take("http", _http, Http()),
         baton_summarizer=table.take("baton", _baton, None),
+        console=table.take("console", _console, Console()),
     )
     table.finish()
     return config
@@ -348,6 +359,56 @@ def _http(value: object, key: str) -> Http:
     if (http.tls_cert is None) != (http.tls_key is None):
         raise ConfigError(f"{key}.tls_cert and {key}.tls_key: give both or neither")
     return http
+
+
+_HOST_NAME = re.compile(
+    r"(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*"
+)
+_PUBLIC_URL = re.compile(r"(https?)://([^/:?#]+)(:[0-9]{1,5})?/?")
+
+
+def _is_host_name(text: str) -> bool:
+    return bool(_HOST_NAME.fullmatch(text)) and not text.replace(".", "").isdigit()
+
+
+def _console(value: object, key: str) -> Console:
+    """`[console]`: an RP ID that is a host name (WebAuthn refuses addresses), a public URL at the
+    root of https on a name (or http on localhost), on which that RP ID works."""
+    table = _Table(value, key)
+    console = Console(
+        rp_id=table.take("rp_id", _string, None),
+        session_ttl=table.take("session_ttl", _positive, 43200.0),
+        public_url=table.take("public_url", _string, None),
+    )
+    table.finish()
+    rp_id, url = console.rp_id, console.public_url
+    if rp_id is not None and not _is_host_name(rp_id):
+        raise ConfigError(
+            f"{key}.rp_id: {rp_id!r} is not a lower-case host name (WebAuthn refuses IP addresses, "
+            "ports and schemes: give the bare name, such as slopd.example.ts.net or localhost)"
+        )
+    if url is None:
+        return console
+    match = _PUBLIC_URL.fullmatch(url)
+    if match is None:
+        raise ConfigError(
+            f"{key}.public_url: {url!r} is not SCHEME://HOST[:PORT] (the console is served at the root "
+            "of its host, without a path)"
+        )
+    scheme, host = match.group(1), match.group(2)
+    if not _is_host_name(host):
+        raise ConfigError(
+            f"{key}.public_url: {url!r}: the host must be a lower-case name (passkeys refuse addresses)"
+        )
+    if scheme == "http" and host != "localhost":
+        raise ConfigError(
+            f"{key}.public_url: {url!r}: browsers allow passkeys only on https (or http://localhost)"
+        )
+    if rp_id is not None and host != rp_id and not host.endswith("." + rp_id):
+        raise ConfigError(
+            f"{key}.rp_id: {rp_id!r} cannot be used from {url!r}: it must be the URL's host or a parent"
+        )
+    return replace(console, public_url=url.rstrip("/"))
 
 
 def ensure_outside(hub: Path, path: Path, what: str) -> None:

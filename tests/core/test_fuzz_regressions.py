@@ -5,8 +5,9 @@ fuzz/README.md) must keep the invariant its harness asserts:
 - envelope: `parse` gives an `Envelope` or an `EnvelopeError` with reasons, as `.md` and as `.json`,
   and an `Envelope` names distinct, plain `.sig` sidecars (or none, for `auth: none`);
 - sshsig: `parse` gives a `Signature` or a `SignatureError`; `verify` never raises, and reports flags
-  and a counter exactly for a security key; the private and public key readers raise only
-  `SignatureError`;
+  and a counter exactly for a security key (an origin only for an sk-ecdsa passkey); the private
+  and public key readers, and `passkeys.wrap` of the bytes cut in three, raise only
+  `SignatureError` (and what `wrap` returns parses);
 - allowed_signers: `parse` gives entries or an `AllowedSignersError` naming a line of the text, and
   `authorize` is total over what it parsed;
 - handoff_lint: `lint` gives a `Report` whose findings name lines of the file, and the text it read
@@ -16,6 +17,7 @@ fuzz/README.md) must keep the invariant its harness asserts:
 from __future__ import annotations
 
 import base64
+import hashlib
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta, timezone
 from functools import partial
@@ -23,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from slopd.core import allowed_signers, keyfiles, sshkeys, sshsig
+from slopd.core import allowed_signers, keyfiles, passkeys, sshkeys, sshsig
 from slopd.core.envelope import Envelope, EnvelopeError, parse
 from slopd.core.wire import SignatureError
 from slopd.handoff import grammar, lint
@@ -88,14 +90,29 @@ def sshsig_invariant(data: bytes, message: bytes = MESSAGE) -> None:
             assert isinstance(verdict, sshsig.Verified | sshsig.Rejected)
             if isinstance(verdict, sshsig.Verified):
                 assert (verdict.flags is not None) == verdict.public_key.security_key
+                assert verdict.origin is None or verdict.public_key.type == sshkeys.SK_ECDSA
                 assert isinstance(
                     sshsig.verify(message + b"\n", armored, namespace=namespace), sshsig.Rejected
                 )
+    wrapped = signature_reason(lambda: sshsig.parse(wrap_passkey(data)))
+    assert wrapped != ""
     assert signature_reason(lambda: keyfiles.load_private_key(data)) != ""
     assert signature_reason(lambda: sshkeys.decode(data, "key")) != ""
     text = data.decode("latin-1")
     for key_type in sshkeys.ACCEPTED:
         assert signature_reason(partial(sshkeys.from_fields, key_type, text)) != ""
+
+
+RP_ID_HASH = hashlib.sha256(b"localhost").digest()  # so the fuzzed bytes reach past the RP check
+PASSKEY = sshkeys.security_key(sshkeys.SK_ECDSA, b"\x04" + bytes(range(64)), "localhost")
+
+
+def wrap_passkey(data: bytes) -> bytes:
+    """`passkeys.wrap` of `data` cut in three (authenticatorData, clientDataJSON, DER signature),
+    as fuzz/fuzz_sshsig.py does: it raises only `SignatureError`, and what it returns parses."""
+    third = len(data) // 3
+    parts = data[:third], data[third : 2 * third], data[2 * third :]
+    return passkeys.wrap(PASSKEY, RP_ID_HASH + parts[0], *parts[1:])
 
 
 def allowed_signers_invariant(data: bytes) -> None:
@@ -172,8 +189,10 @@ SECURITY_KEY_SEEDS = {
     "sk-ed25519-application.sig": (sshkeys.SK_ED25519, 0x01),
     "sk-ecdsa-touch.sig": (sshkeys.SK_ECDSA, 0x01),
     "sk-ecdsa-verified.sig": (sshkeys.SK_ECDSA, 0x05),
+    "passkey-touch.sig": (sshkeys.SK_ECDSA, 0x01),
+    "passkey-verified-extensions.sig": (sshkeys.SK_ECDSA, 0x85),
+    "passkey-no-touch.sig": (sshkeys.SK_ECDSA, 0x00),
 }
-WEBAUTHN = "unsupported signature type 'webauthn-sk-ecdsa-sha2-nistp256@openssh.com'"
 DAMAGED_SECURITY_KEY_SEEDS = {
     "sk-ed25519-flags-changed.sig": "bad signature",
     "sk-ecdsa-counter-changed.sig": "bad signature",
@@ -187,8 +206,11 @@ DAMAGED_SECURITY_KEY_SEEDS = {
     "sk-ecdsa-compressed-point.sig": "malformed signature: the point of an sk-ecdsa key must be 65 bytes",
     "sk-ed25519-no-application.sig": "malformed signature: truncated application",
     "sk-ed25519-no-counter.sig": "malformed signature: truncated counter",
-    "sk-ecdsa-webauthn.sig": WEBAUTHN,
-    "openssh-ecdsa_sk_webauthn.sig": WEBAUTHN,
+    "sk-ecdsa-webauthn.sig": 'webauthn: clientDataJSON does not begin {"type":"webauthn.get",',
+    "openssh-ecdsa_sk_webauthn.sig": "namespace is 'unittest', expected 'slop'",
+    "passkey-other-message.sig": "webauthn: the challenge is not this file's signed data",
+    "passkey-other-site.sig": "webauthn: the origin 'https://evil.example' is not a page of the key's",
+    "passkey-cross-origin.sig": "webauthn: crossOrigin is true",
     "openssh-rsa.sig": "key type 'ssh-rsa' is not accepted for orders",
 }
 

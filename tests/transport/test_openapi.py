@@ -216,11 +216,17 @@ def test_operation_ids_are_unique() -> None:
 
 def test_paths_and_methods_are_exactly_the_apps_routes(hub: HubDir) -> None:
     """The mounted `/mcp` routes (the MCP extra) speak MCP's Streamable HTTP transport: the MCP
-    specification describes them, not this document."""
+    specification describes them, not this document; the console's (the console extra) are HTML
+    pages for humans (docs/console.md), none under `/v1`, `/baton` or `/mcp`."""
     with_tokens(hub)
     with serving(hub) as (service, asgi):
         mounted = {route.path for route in service.mounted if isinstance(route, Route)}
-        assert mounted <= {"/mcp", "/mcp/"}
+        console = {path for path in mounted if path not in ("/mcp", "/mcp/")}
+        assert console, "the console extra is in dev: its routes are mounted"
+        clashing = [
+            path for path in console if path.startswith(("/v1/", "/baton/", "/mcp", "/metrics", "/openapi"))
+        ]
+        assert not clashing, clashing
         routes = {
             route.path: {method.lower() for method in route.methods or ()}
             for route in asgi.routes

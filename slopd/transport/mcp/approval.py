@@ -2,7 +2,8 @@
 
 Rules:
 1. The draft is the exact order: an `instigate` naming the action, `to` this watcher,
-   `created_at` now, `auth: signed:NAME.md.sig`, its body the request and the agent's reason;
+   `created_at` now, `auth: signed:NAME.md.sig`, `requested_by` the seat (whom the console's
+   approval or decline notice goes to), its body the request and the agent's reason;
    it is parsed as the daemon would parse it, and refused with every reason if it would fail.
 2. `from` is the one principal of allowed_signers when there is exactly one (and it is no
    pattern), else `human`, with a note to set it before signing.
@@ -59,6 +60,7 @@ def draft(
         mode="execute",
         action=action,
         body=f"{body.rstrip()}\n\nRequested by {seat}: {reason.strip()}\n",
+        extra={"requested_by": seat},
     )
     data = render(order)
     try:

@@ -63,7 +63,10 @@ class Service:
     batons: Store
     summarize: Summarizer | None = None  # [baton.summarizer], for commits over the keeper API
     watcher: str = "watcher"  # whom a commit's projection is addressed to (the config's watcher)
-    mounted: list[BaseRoute] = field(default_factory=list)  # /mcp, when the MCP extra is installed
+    mounted: list[BaseRoute] = field(
+        default_factory=list
+    )  # /mcp and the console, when their extras are installed
+    console: Any = None  # the console's `Desk`, told where the server listens once it does
     lifespans: list[Callable[[], AbstractAsyncContextManager[None]]] = field(default_factory=list)
     stopping: bool = False
     in_flight: int = 0

@@ -28,6 +28,7 @@ from slopd.baton.store import Store
 from slopd.core.errors import UsageError
 from slopd.core.layout import LEDGER_FILE
 from slopd.shell.config import Http
+from slopd.shell.log import Logger
 from slopd.shell.receipts import Receipts
 from slopd.transport.ratelimit import Limiter
 from slopd.transport.server.app import Service, build
@@ -100,6 +101,7 @@ def make_service(app: App, host: str = "127.0.0.1") -> Service:
         summarize=summarizer.configured(app.config),
     )
     app.bell.listen(lambda: service.metrics.replies_committed(receipts))
+    _mount_console(app, service, log)
     try:
         from slopd.transport.mcp import mount  # noqa: PLC0415  # /mcp only with the MCP extra
     except ImportError:
@@ -111,6 +113,21 @@ def make_service(app: App, host: str = "127.0.0.1") -> Service:
     service.mounted += mounted
     service.lifespans.append(lifespan)
     return service
+
+
+def _mount_console(app: App, service: Service, log: Logger) -> None:
+    """The console at `/` (SPEC §15), when its extra is installed."""
+    try:
+        from slopd.transport.console import mount as console  # noqa: PLC0415  # Jinja2, fido2: the console extra
+    except ImportError:
+        log.info(
+            "console.unavailable",
+            reason="the console extra is not installed: no /  (pip install 'slopd[console]')",
+        )
+        return
+    mounted, desk = console.routes(app)
+    service.mounted += mounted
+    service.console = desk
 
 
 class HttpServer:
@@ -162,6 +179,8 @@ class HttpServer:
         scheme = "https" if self.app.config.http.tls_cert else "http"
         url = f"{scheme}://{Address(self.address.host, port).url}"
         self.log.info("http.listening", url=url)
+        if self.service.console is not None:
+            self.service.console.serve_at(url)
         return url
 
     def drain(self, timeout: float = 10.0) -> None:
