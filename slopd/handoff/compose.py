@@ -13,15 +13,17 @@ Rules (SPEC §10):
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
-from slopd.handoff import header as headers
+from slopd.handoff import clock
 from slopd.handoff.grammar import FILE_HEADER, Entry, Log, parse
 from slopd.handoff.lint import ERROR, Finding, lint_log
 from slopd.handoff.merge import key
 
 NEW_LOG = f"{FILE_HEADER}\n\nSession handoffs, newest entry first.\n\n---\n\n"
 _SEPARATOR = "\n---\n\n"
+_LINE_END = re.compile(r"\r\n|\r|\n")
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,7 +70,7 @@ def insert(log_text: str | None, entry_text: str) -> str:
     text = log_text or NEW_LOG
     log = parse(text)
     newline = log.newline if log_text else "\n"
-    new_text = entry_text.replace("\r\n", "\n").replace("\n", newline)
+    new_text = _LINE_END.sub(newline, entry_text)
     fresh = parse(f"{FILE_HEADER}{newline}{newline}" + new_text).entries
     if not fresh:
         return text + new_text
@@ -77,11 +79,11 @@ def insert(log_text: str | None, entry_text: str) -> str:
     above = [block.text + block.trailer for block in log.blocks[:position]]
     if above and not log.blocks[position - 1].trailer:  # the file's last block: nothing after it
         last = log.blocks[position - 1].text
-        above[-1] = (last if last.endswith("\n") else last + newline) + separator
+        above[-1] = (last if last.endswith(("\n", "\r")) else last + newline) + separator
     head = log.preamble + "".join(above)
-    if not head.endswith("\n"):
+    if not head.endswith(("\n", "\r")):
         head += newline
-    if not head.endswith(("\n\n", "\r\n\r\n")):
+    if not _LINE_END.sub("\n", head[-4:]).endswith("\n\n"):
         head += newline  # a blank line above the heading
     tail = "".join(block.text + block.trailer for block in log.blocks[position:])
     return head + new_text + (separator if tail else "") + tail
@@ -95,14 +97,14 @@ def _separator(log: Log, newline: str) -> str:
 def _place(log: Log, new: Entry) -> int:
     """The index of the first block the new entry goes above."""
     day = new.header.day
-    moment = headers.instant(new.tags.tag_out if new.tags else None, day)
+    moment = clock.instant(new.tag_out)
     for index, block in enumerate(log.blocks):
         if not isinstance(block, Entry) or block.header.day is None or day is None:
             continue
         if block.header.day < day:
             return index
         if block.header.day == day:
-            other = headers.instant(block.tags.tag_out if block.tags else None, day)
+            other = clock.instant(block.tag_out)
             if moment is None or other is None or other <= moment:
                 return index
     return 0 if day is None or not log.entries else len(log.blocks)
@@ -110,7 +112,7 @@ def _place(log: Log, new: Entry) -> int:
 
 def accepts(log_text: str | None, entry_text: str) -> tuple[str, list[Finding]]:
     """Rule 3: the new log text, and what stands in the way of it (nothing: accepted)."""
-    lone = parse(f"{FILE_HEADER}\n\n" + entry_text.replace("\r\n", "\n"))
+    lone = parse(f"{FILE_HEADER}\n\n" + _LINE_END.sub("\n", entry_text))
     problems = [Finding(f.line - 2, f.rule, f.message, f.fix) for f in lint_log(lone)]
     if len(lone.blocks) != 1 or not lone.entries:
         count = len(lone.blocks)

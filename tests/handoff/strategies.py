@@ -12,9 +12,9 @@ the text holds without parsing it with the code under test:
 
 `clean_logs` are conformant and warning-free: newest first, every entry distinct (each names its
 own PR number), and on a date shared by several entries every one is v2 with a Tag-out that is
-comparable (`17:00 UTC`, `14:30 ET`, `2:30 pm CET`, `[active]`) and distinct. Tag-outs in ET are
-converted with the tz database (`zoneinfo`), not with slopd's own daylight-saving rule, so the
-order the strategy writes is an independent oracle of MEP2.
+comparable (`17:00 UTC`, `14:30 ET`, `2:30 pm CET`, `[active]`) and distinct. Tag-outs are
+converted here (CET/CEST with the tz database, ET as MEP's checker reads it: UTC−4 all year),
+not with slopd's reader, so the order the strategy writes is an independent oracle of MEP2.
 
 `triples` give (base, ours, theirs) as a git merge driver sees them: base is a clean log; each side
 adds new entries on top (newer dates; some added by both sides alike), and edits (ticks a task,
@@ -30,7 +30,7 @@ from zoneinfo import ZoneInfo
 
 from hypothesis import strategies as st
 
-NEW_YORK = ZoneInfo("America/New_York")
+MEP_ET = dt.timezone(dt.timedelta(hours=-4))  # MEP's checker's ET, the whole year
 BERLIN = ZoneInfo("Europe/Berlin")
 MACHINES = (
     "Hot Rod (main)",
@@ -194,7 +194,7 @@ def _tag_line(draw: st.DrawFn, day: dt.date, utc_minutes: int) -> tuple[str, str
     twelve_hour = draw(_BOOLEANS) and zone != "+02:00"
     moment = dt.datetime.combine(day, dt.time(), tzinfo=dt.UTC) + dt.timedelta(minutes=utc_minutes)
     if zone == "ET":
-        local = moment.astimezone(NEW_YORK)
+        local = moment.astimezone(MEP_ET)
     elif zone == "CET":
         local = moment.astimezone(BERLIN)
         zone = "CEST" if local.utcoffset() == dt.timedelta(hours=2) else "CET"
@@ -283,7 +283,7 @@ def entry_lists(
             made.append(_entry(draw, day, uid_base + len(made)))
             continue
         # 08:00-19:00 UTC: the same date in UTC, ET, CET/CEST and +02:00, and past the hour of
-        # a US daylight-saving switch (slopd applies it to the whole date).
+        # a European daylight-saving switch (CET or CEST is chosen for the whole date here).
         moments = draw(st.lists(_MINUTES, min_size=count, max_size=count, unique=True))
         # Each session of a day has its own agent: entries are matched across sides by heading,
         # and two sessions of one agent on one date share theirs (see test_merge_properties).
