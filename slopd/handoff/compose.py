@@ -95,19 +95,22 @@ def _separator(log: Log, newline: str) -> str:
 
 
 def _place(log: Log, new: Entry) -> int:
-    """The index of the first block the new entry goes above."""
+    """The index of the first block the new entry goes above: below every newer entry and every
+    later session of its date (lint compares a Tag-out with all of them), else as high as it can."""
     day = new.header.day
+    if day is None or not log.entries:
+        return 0
+    dated = [(i, b, b.header.day) for i, b in enumerate(log.blocks) if isinstance(b, Entry) and b.header.day]
     moment = clock.instant(new.tag_out)
-    for index, block in enumerate(log.blocks):
-        if not isinstance(block, Entry) or block.header.day is None or day is None:
-            continue
-        if block.header.day < day:
-            return index
-        if block.header.day == day:
-            other = clock.instant(block.tag_out)
-            if moment is None or other is None or other <= moment:
-                return index
-    return 0 if day is None or not log.entries else len(log.blocks)
+    floor = -1
+    if moment is not None:
+        for index, block, other_day in dated:
+            other = clock.instant(block.tag_out) if other_day == day else None
+            if other is not None and other > moment:
+                floor = index
+    return next(
+        (index for index, _, other_day in dated if index > floor and other_day <= day), len(log.blocks)
+    )
 
 
 def accepts(log_text: str | None, entry_text: str) -> tuple[str, list[Finding]]:

@@ -212,7 +212,11 @@ def test_a_fenced_or_commented_heading_is_not_linted() -> None:
 
 @pytest.mark.parametrize(
     "hidden",
-    ["```\n## 2026-04-02 — Mac (example)\n```", "<!--\n## 2026-04-02 - Mac\n-->", "~~~\n##\t2026-04-02 – x\n~~~"],
+    [
+        "```\n## 2026-04-02 — Mac (example)\n```",
+        "<!--\n## 2026-04-02 - Mac\n-->",
+        "~~~\n##\t2026-04-02 – x\n~~~",
+    ],
 )
 def test_a_fenced_heading_that_meps_checker_reads_as_an_entry_is_mep4(hidden: str) -> None:
     """A dated heading MEP's checker takes for an entry, hidden from slopd in a fence or a
