@@ -19,6 +19,7 @@ Rules (SPEC §10, "Parity with MEP's checker"):
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 ACTIVE = float("inf")
 MEP_ZONES = {
@@ -60,6 +61,7 @@ def impossible(value: str | None) -> bool:
     return read is not None and read[1]
 
 
+@lru_cache(maxsize=4096)  # a log repeats its Tag-outs; lint asks for each one more than once
 def _read(text: str) -> tuple[int, bool] | None:
     """(minutes after midnight UTC, impossible) of a time, or None when `text` is not one."""
     matched = _CLOCK.fullmatch(text)

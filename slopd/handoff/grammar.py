@@ -31,13 +31,13 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import accumulate
 
-from slopd.handoff.header import HEADING, MEP_HEADING, Header, Tags, mep_tag_out, read_header, read_tags
+from slopd.handoff.header import MEP_HEADING, Header, Tags, mep_tag_out, read_header, read_tags
 from slopd.handoff.items import Item, read_item
 
 FILE_HEADER = "# Handoff Log"
 STANDUP_HEADER = "# Standing Standup"
 _DATE_LIKE = re.compile(r"##\s+(?:\d{4}\D\d{1,2}\D\d{1,2}|\d{1,2}/\d{1,2}/\d{4}|[Yy]{4}-)")
-_SECTION = re.compile(r" {0,3}### ")
+_SECTION = ("### ", " ### ", "  ### ", "   ### ")  # rule 6: a `### ` heading, up to three spaces in
 _BREAK = re.compile(r"(\r\n|\r|\n)")
 _LOG_LINE = re.compile(r"(?<![^\r\n])" + re.escape(FILE_HEADER) + r"[ \t]*(?![^\r\n])")
 _FENCE = re.compile(r" {0,3}(```|~~~)")
@@ -107,7 +107,8 @@ class Entry:
     @cached_property
     def tag_out(self) -> str | None:
         """The Tag-out the entry is ordered by (`header` rule 4)."""
-        found = mep_tag_out(_BREAK.sub("\n", self.text)) if "**" in self.text else None
+        text = self.text if "\r" not in self.text else _BREAK.sub("\n", self.text)
+        found = mep_tag_out(text) if "**" in text else None
         return found if found is not None else (self.tags.tag_out if self.tags else None)
 
 
@@ -255,7 +256,7 @@ def _marks(text: str, bare: list[str]) -> list[bool]:
 def _block_starts(bare: list[str], marks: list[bool]) -> list[int]:
     """Rule 3: where entries (and, once entries began, other `## ` blocks) start."""
     headings = [
-        i for i, line in enumerate(bare) if line.startswith("##") and HEADING.match(line) and marks[i]
+        i for i, line in enumerate(bare) if line.startswith("##") and line[2:3].isspace() and marks[i]
     ]
     for position, index in enumerate(headings):
         end = headings[position + 1] if position + 1 < len(headings) else len(bare)
@@ -273,10 +274,9 @@ def _names_a_section(bare: list[str], marks: list[bool], start: int, end: int) -
 
 def _section_kind(heading: str) -> str | None:
     """Rule 6."""
-    matched = _SECTION.match(heading)
-    if matched is None:
+    if not heading.startswith(_SECTION):
         return None
-    title = heading[matched.end() :].replace("\u2019", "'")
+    title = heading.lstrip(" ")[4:].replace("\u2019", "'")
     for kind, name in SECTION_NAMES.items():
         if title.startswith(name):
             return kind
@@ -309,7 +309,7 @@ def _tags(bare: list[str], marks: list[bool], start: int, end: int) -> Tags | No
     """`header` rule 3: the first line of the header block that starts like a Tag line."""
     for index in range(start + 1, end):
         line = bare[index]
-        if marks[index] and _SECTION.match(line):
+        if marks[index] and line.startswith(_SECTION):
             return None
         if marks[index] and (tags := read_tags(line, index + 1)) is not None:
             return tags
@@ -319,7 +319,7 @@ def _tags(bare: list[str], marks: list[bool], start: int, end: int) -> Tags | No
 def _sections(body: tuple[str, ...], marks: tuple[bool, ...], start: int) -> tuple[Section, ...]:
     """The sections of an entry whose heading is line `start` (0-based) of the file."""
     found: list[Section] = []
-    heading_at = [i for i in range(1, len(body)) if marks[i] and _SECTION.match(body[i])]
+    heading_at = [i for i in range(1, len(body)) if marks[i] and body[i].startswith(_SECTION)]
     for position, index in enumerate(heading_at):
         stop = heading_at[position + 1] if position + 1 < len(heading_at) else len(body)
         heading = body[index]
