@@ -13,17 +13,16 @@ Rules (SPEC §10):
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from slopd.handoff import clock
 from slopd.handoff.grammar import FILE_HEADER, Entry, Log, parse
+from slopd.handoff.lines import with_lf
 from slopd.handoff.lint import ERROR, Finding, lint_log
 from slopd.handoff.merge import key
 
 NEW_LOG = f"{FILE_HEADER}\n\nSession handoffs, newest entry first.\n\n---\n\n"
 _SEPARATOR = "\n---\n\n"
-_LINE_END = re.compile(r"\r\n|\r|\n")
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,7 +69,7 @@ def insert(log_text: str | None, entry_text: str) -> str:
     text = log_text or NEW_LOG
     log = parse(text)
     newline = log.newline if log_text else "\n"
-    new_text = _LINE_END.sub(newline, entry_text)
+    new_text = with_lf(entry_text).replace("\n", newline)
     fresh = parse(f"{FILE_HEADER}{newline}{newline}" + new_text).entries
     if not fresh:
         return text + new_text
@@ -83,7 +82,7 @@ def insert(log_text: str | None, entry_text: str) -> str:
     head = log.preamble + "".join(above)
     if not head.endswith(("\n", "\r")):
         head += newline
-    if not _LINE_END.sub("\n", head[-4:]).endswith("\n\n"):
+    if not with_lf(head[-4:]).endswith("\n\n"):
         head += newline  # a blank line above the heading
     tail = "".join(block.text + block.trailer for block in log.blocks[position:])
     return head + new_text + (separator if tail else "") + tail
@@ -115,7 +114,7 @@ def _place(log: Log, new: Entry) -> int:
 
 def accepts(log_text: str | None, entry_text: str) -> tuple[str, list[Finding]]:
     """Rule 3: the new log text, and what stands in the way of it (nothing: accepted)."""
-    lone = parse(f"{FILE_HEADER}\n\n" + _LINE_END.sub("\n", entry_text))
+    lone = parse(f"{FILE_HEADER}\n\n" + with_lf(entry_text))
     problems = [Finding(f.line - 2, f.rule, f.message, f.fix) for f in lint_log(lone)]
     if len(lone.blocks) != 1 or not lone.entries:
         count = len(lone.blocks)

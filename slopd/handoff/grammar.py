@@ -5,8 +5,8 @@ Rules (SPEC §10, the seed's BNF read leniently):
    (CRLF, LF, CR alone, none at the end) included. Nothing is ever normalised on the way through.
 2. The log is a preamble — the file header and anything before the first entry, `## `
    headings such as a standup's `## Scope` included — then blocks, each starting at a `##`
-   line at column 0 (then a space or a tab) outside a code fence or an HTML comment. Lines
-   end at LF, CRLF or a lone CR (MEP's checker reads all three).
+   line at column 0 (then a space or a tab) outside a code fence or an HTML comment (the
+   lines and which of them are structure: `handoff.lines`).
 3. A block is an entry when its heading starts like a date (`2026-04-03`, `YYYY-MM-DD`,
    `2026/4/3`) or, after the first entry, when it holds a `### What happened` or `### What's
    pending` section; any other block (`## Media Channel`) is kept verbatim as `Other`.
@@ -29,8 +29,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
-from itertools import accumulate
 
+from slopd.handoff import lines
 from slopd.handoff.header import MEP_HEADING, Header, Tags, mep_tag_out, read_header, read_tags
 from slopd.handoff.items import Item, read_item
 
@@ -38,9 +38,7 @@ FILE_HEADER = "# Handoff Log"
 STANDUP_HEADER = "# Standing Standup"
 _DATE_LIKE = re.compile(r"##\s+(?:\d{4}\D\d{1,2}\D\d{1,2}|\d{1,2}/\d{1,2}/\d{4}|[Yy]{4}-)")
 _SECTION = ("### ", " ### ", "  ### ", "   ### ")  # rule 6: a `### ` heading, up to three spaces in
-_BREAK = re.compile(r"(\r\n|\r|\n)")
 _LOG_LINE = re.compile(r"(?<![^\r\n])" + re.escape(FILE_HEADER) + r"[ \t]*(?![^\r\n])")
-_FENCE = re.compile(r" {0,3}(```|~~~)")
 _RULE = re.compile(r" {0,3}(?:-{3,}|\*{3,}|_{3,})\s*")
 _ITEM_START = frozenset("-*+ \t0123456789")
 SECTION_NAMES = {"happened": "What happened", "pending": "What's pending", "watch": "Watch out for"}
@@ -107,7 +105,7 @@ class Entry:
     @cached_property
     def tag_out(self) -> str | None:
         """The Tag-out the entry is ordered by (`header` rule 4)."""
-        text = self.text if "\r" not in self.text else _BREAK.sub("\n", self.text)
+        text = lines.with_lf(self.text)
         found = mep_tag_out(text) if "**" in text else None
         return found if found is not None else (self.tags.tag_out if self.tags else None)
 
@@ -176,8 +174,8 @@ def collector_paused() -> Iterator[None]:
 
 
 def _parse(text: str) -> Log:
-    bare, offsets = _lines(text)
-    marks = _marks(text, bare)
+    bare, offsets = lines.split(text)
+    marks = lines.marks(text, bare)
     starts = _block_starts(bare, marks)
     preamble = text[: offsets[starts[0] if starts else len(bare)]]
     ends = [*starts[1:], len(bare)]
@@ -189,68 +187,11 @@ def _parse(text: str) -> Log:
         if all(marks)
         else tuple(i + 1 for i, line in enumerate(bare) if not marks[i] and MEP_HEADING.match(line))
     )
-    return Log(preamble, blocks, _newline(text), hidden)
-
-
-def _lines(text: str) -> tuple[list[str], list[int]]:
-    """The lines as Markdown has them — broken at LF, CRLF or a lone CR only (`str.splitlines`
-    breaks at `\x0c`, `\x85`, `\u2028` … too) — without their endings, and where each starts
-    in `text` (one more offset at the end: the text's length)."""
-    if "\r" not in text:
-        parts = text.split("\n")
-        if not parts[-1]:
-            parts.pop()
-        offsets = [0, *accumulate(len(part) + 1 for part in parts)]
-        offsets[-1] = min(offsets[-1], len(text))
-        return parts, offsets
-    pieces = _BREAK.split(text)  # line, ending, line, ending, …, last line
-    lines = pieces[0::2]
-    widths = [len(line) + len(ending) for line, ending in zip(lines, [*pieces[1::2], ""], strict=True)]
-    if not lines[-1]:
-        lines.pop()
-        widths.pop()
-    return lines, [0, *accumulate(widths)]
+    return Log(preamble, blocks, lines.newline(text), hidden)
 
 
 def render(log: Log) -> str:
     return log.preamble + "".join(block.text + block.trailer for block in log.blocks)
-
-
-def _newline(text: str) -> str:
-    found = _BREAK.search(text)
-    return found.group(1) if found else "\n"
-
-
-def _structural(bare: list[str]) -> list[bool]:
-    """Which lines are outside code fences and HTML comments (rule 2)."""
-    marks, fence, comment = [], None, False
-    for line in bare:
-        if comment:
-            marks.append(False)
-            comment = "-->" not in line
-            continue
-        opened = _FENCE.match(line) if line[:1] in " `~" else None
-        if fence is not None:
-            marks.append(False)
-            if opened and opened.group(1) == fence:
-                fence = None
-            continue
-        if opened:
-            fence = opened.group(1)
-            marks.append(False)
-            continue
-        if "<!--" in line and line.lstrip().startswith("<!--") and "-->" not in line:
-            comment = True
-            marks.append(False)
-            continue
-        marks.append(True)
-    return marks
-
-
-def _marks(text: str, bare: list[str]) -> list[bool]:
-    if "```" not in text and "~~~" not in text and "<!--" not in text:
-        return [True] * len(bare)  # the usual log: nothing to hide
-    return _structural(bare)
 
 
 def _block_starts(bare: list[str], marks: list[bool]) -> list[int]:

@@ -18,15 +18,12 @@ Rules (SPEC §10):
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from dataclasses import dataclass
 from datetime import date
 
-from slopd.handoff import clock
+from slopd.handoff import clock, lines
 from slopd.handoff.grammar import FILE_HEADER, Block, Entry, Log, Other, parse
-
-_LINE_END = re.compile(r"\r\n|\r|\n")
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,12 +61,14 @@ def merge(base: str, ours: str, theirs: str, *, marker_size: int = 7) -> Merged:
 
 def _is_log(log: Log) -> bool:
     """Rule 2: entries, or at least the file header of a log (every entry deleted)."""
-    return bool(log.blocks) or any(line.rstrip() == FILE_HEADER for line in _LINE_END.split(log.preamble))
+    return bool(log.blocks) or any(
+        line.rstrip() == FILE_HEADER for line in lines.with_lf(log.preamble).split("\n")
+    )
 
 
 def key(block: Block) -> str:
     """Rule 3: what makes two blocks the same."""
-    return "\n".join(line.rstrip() for line in _LINE_END.split(block.text)).strip()
+    return "\n".join(line.rstrip() for line in lines.with_lf(block.text).split("\n")).strip()
 
 
 def _preamble(base: Log, ours: Log, theirs: Log, size: int) -> tuple[str, int]:
