@@ -168,10 +168,12 @@ class EntryCase:
         heading = f"{self.start}{self.day.isoformat()}{self.dash}{self.context}"
         tag = None
         if self.tag_out is not None:
-            label = {"Tag": "Tag", "tag": "tag", "TAG": "TAG"}[self.label_case]
+            label = self.label_case
             tag = f"**{label}-in:** 09:00 UTC | **{label}-out:** {self.tag_out.text}"
-        top = {"top": [tag], "blank": ["", tag], "quote": ["> written from the phone", tag]}
-        lines = [heading, *(top.get(self.tag_place, []) if tag else []), ""]
+        lines = [heading]
+        if tag and self.tag_place in ("top", "blank", "quote"):
+            lines += {"top": [], "blank": [""], "quote": ["> written from the phone"]}[self.tag_place] + [tag]
+        lines.append("")
         if self.extra == "h3-date":
             lines += ["### 2026-01-01 — an old H3 heading, not an entry to either", "- kept", ""]
         lines += _section("What happened", self.happened, "- shipped it")
