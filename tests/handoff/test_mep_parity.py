@@ -76,6 +76,7 @@ MISSES = {
     + entry(A, body="### What happenedness\n- x\n\n### What's pending\n- [ ] y\n"),
     "an indented section heading": HEAD
     + entry(A, body="  ### What happened\n- x\n\n ### What's pending\n- y\n"),
+    "a date in non-ASCII digits stops MEP's checker": HEAD + entry("## ２０２６-04-13 — Mac"),
     "two spaces after ### is no section": HEAD
     + entry(A, body="###  What happened\n- x\n\n### What's pending\n"),
 }
