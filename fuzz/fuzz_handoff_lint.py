@@ -6,7 +6,7 @@ Invariants (slopd/handoff/lint.py and grammar.py rule 1), for any bytes:
   line of the file (1 ≤ line ≤ its number of lines), a rule MEP1–MEP11, a message and a fix;
   the report is conformant exactly when no finding is an error;
 - the text lint read (UTF-8, undecodable bytes as surrogate escapes) renders back exactly:
-  `render(parse(text)) == text`, and so does the log inside the report.
+  `render(parse(text)) == text`, and so does the report (a standup's preamble, then its log).
 
     python fuzz/fuzz_handoff_lint.py -runs=100000        # seed corpus fuzz/corpus/handoff_lint
     python fuzz/fuzz_handoff_lint.py -max_total_time=600 WORK_DIR fuzz/corpus/handoff_lint
@@ -31,7 +31,7 @@ def test_one_input(data: bytes) -> None:
     if not isinstance(report, Report):
         raise AssertionError(f"lint returned {type(report).__name__}")
     text = data.decode("utf-8", "surrogateescape")
-    if render(parse(text)) != text or render(report.log) != text:
+    if render(parse(text)) != text or report.head + render(report.log) != text:
         raise AssertionError("render(parse(text)) is not the text lint read")
     lines = max(1, len(text.splitlines()))
     order = [(finding.line, finding.rule) for finding in report.findings]

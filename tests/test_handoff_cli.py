@@ -423,6 +423,28 @@ def test_new_same_day_entry_goes_by_tag_out(env: dict[str, str], tmp_path: Path)
     assert slopd(env, "handoff", "lint", "--strict", path).returncode == 0
 
 
+def test_new_reads_every_tag_out_spelling_and_orders_by_the_instant(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    """`handoff new` takes Tag-outs in MEP's spellings and the common others, and files each one
+    by its instant: the log ends newest first and lints clean, warnings included."""
+    path = tmp_path / "handoff.md"
+    # 13:00 UTC, 18:30 UTC, 09:00 UTC, 15:00 UTC, 07:00 UTC, 23:00 UTC
+    spellings = ("9:00 AM ET", "14:30ET", "09:00", "17:00 CEST", "09:00 +02:00", "11:00pm Z")
+    for agent, tag_out in zip("ABCDEF", spellings, strict=True):
+        result = slopd(
+            env, "handoff", "new", path, "--agent", agent, "--platform", "Claude", "--session-type", "code",
+            "--date", "2026-05-21", "--tag-in", "00:00 UTC", "--tag-out", tag_out, "--happened", "x",
+            "--pending", "y",
+        )  # fmt: skip
+        assert result.returncode == 0, result.stderr
+    agents = [heading.split(" — ")[1][0] for heading in headings(path.read_text(encoding="utf-8"))]
+
+    assert agents == ["F", "B", "D", "A", "C", "E"]
+    lint = slopd(env, "handoff", "lint", "--strict", path)
+    assert (lint.returncode, lint.stdout) == (0, "")
+
+
 def test_new_keeps_crlf(env: dict[str, str], tmp_path: Path) -> None:
     """A CRLF log stays CRLF: every line of the result, the new entry's included, ends in CRLF."""
     path = fixture_copy(tmp_path, "valid.md", crlf=True)

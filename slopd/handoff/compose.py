@@ -15,8 +15,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from slopd.handoff import header as headers
+from slopd.handoff import clock
 from slopd.handoff.grammar import FILE_HEADER, Entry, Log, parse
+from slopd.handoff.lines import with_lf
 from slopd.handoff.lint import ERROR, Finding, lint_log
 from slopd.handoff.merge import key
 
@@ -68,7 +69,7 @@ def insert(log_text: str | None, entry_text: str) -> str:
     text = log_text or NEW_LOG
     log = parse(text)
     newline = log.newline if log_text else "\n"
-    new_text = entry_text.replace("\r\n", "\n").replace("\n", newline)
+    new_text = with_lf(entry_text).replace("\n", newline)
     fresh = parse(f"{FILE_HEADER}{newline}{newline}" + new_text).entries
     if not fresh:
         return text + new_text
@@ -77,11 +78,11 @@ def insert(log_text: str | None, entry_text: str) -> str:
     above = [block.text + block.trailer for block in log.blocks[:position]]
     if above and not log.blocks[position - 1].trailer:  # the file's last block: nothing after it
         last = log.blocks[position - 1].text
-        above[-1] = (last if last.endswith("\n") else last + newline) + separator
+        above[-1] = (last if last.endswith(("\n", "\r")) else last + newline) + separator
     head = log.preamble + "".join(above)
-    if not head.endswith("\n"):
+    if not head.endswith(("\n", "\r")):
         head += newline
-    if not head.endswith(("\n\n", "\r\n\r\n")):
+    if not with_lf(head[-4:]).endswith("\n\n"):
         head += newline  # a blank line above the heading
     tail = "".join(block.text + block.trailer for block in log.blocks[position:])
     return head + new_text + (separator if tail else "") + tail
@@ -93,24 +94,27 @@ def _separator(log: Log, newline: str) -> str:
 
 
 def _place(log: Log, new: Entry) -> int:
-    """The index of the first block the new entry goes above."""
+    """The index of the first block the new entry goes above: below every newer entry and every
+    later session of its date (lint compares a Tag-out with all of them), else as high as it can."""
     day = new.header.day
-    moment = headers.instant(new.tags.tag_out if new.tags else None, day)
-    for index, block in enumerate(log.blocks):
-        if not isinstance(block, Entry) or block.header.day is None or day is None:
-            continue
-        if block.header.day < day:
-            return index
-        if block.header.day == day:
-            other = headers.instant(block.tags.tag_out if block.tags else None, day)
-            if moment is None or other is None or other <= moment:
-                return index
-    return 0 if day is None or not log.entries else len(log.blocks)
+    if day is None or not log.entries:
+        return 0
+    dated = [(i, b, b.header.day) for i, b in enumerate(log.blocks) if isinstance(b, Entry) and b.header.day]
+    moment = clock.instant(new.tag_out)
+    floor = -1
+    if moment is not None:
+        for index, block, other_day in dated:
+            other = clock.instant(block.tag_out) if other_day == day else None
+            if other is not None and other > moment:
+                floor = index
+    return next(
+        (index for index, _, other_day in dated if index > floor and other_day <= day), len(log.blocks)
+    )
 
 
 def accepts(log_text: str | None, entry_text: str) -> tuple[str, list[Finding]]:
     """Rule 3: the new log text, and what stands in the way of it (nothing: accepted)."""
-    lone = parse(f"{FILE_HEADER}\n\n" + entry_text.replace("\r\n", "\n"))
+    lone = parse(f"{FILE_HEADER}\n\n" + with_lf(entry_text))
     problems = [Finding(f.line - 2, f.rule, f.message, f.fix) for f in lint_log(lone)]
     if len(lone.blocks) != 1 or not lone.entries:
         count = len(lone.blocks)

@@ -2,10 +2,11 @@
 
 Rules (SPEC §10, the seed's BNF read leniently):
 1. `render(parse(text)) == text` for every string: blocks keep their raw text, line endings
-   (CRLF, LF, none at the end) included. Nothing is ever normalised on the way through.
+   (CRLF, LF, CR alone, none at the end) included. Nothing is ever normalised on the way through.
 2. The log is a preamble — the file header and anything before the first entry, `## `
-   headings such as a standup's `## Scope` included — then blocks, each starting at a `## `
-   line at column 0 outside a code fence or an HTML comment.
+   headings such as a standup's `## Scope` included — then blocks, each starting at a `##`
+   line at column 0 (then a space or a tab) outside a code fence or an HTML comment (the
+   lines and which of them are structure: `handoff.lines`).
 3. A block is an entry when its heading starts like a date (`2026-04-03`, `YYYY-MM-DD`,
    `2026/4/3`) or, after the first entry, when it holds a `### What happened` or `### What's
    pending` section; any other block (`## Media Channel`) is kept verbatim as `Other`.
@@ -13,6 +14,11 @@ Rules (SPEC §10, the seed's BNF read leniently):
    trailing lines are its `trailer`, the layout between it and the next block.
 5. Headers and Tag-in/Tag-out lines are read by `handoff.header`, list items by `handoff.items`;
    an entry's sections and a section's items are read when first asked for.
+6. A section starts at a `### ` heading (up to three spaces of indent); it is one MEP names
+   when its title begins with the name, written exactly (a curly apostrophe allowed).
+7. The file header is there when the text, leading whitespace and a BOM aside, begins with
+   `# Handoff Log` — MEP's checker's own test. A standup file (`# Standing Standup — …`) is a
+   preamble for humans, then its log from the `# Handoff Log` line on (`split_standup`).
 """
 
 from __future__ import annotations
@@ -23,14 +29,16 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
-from itertools import accumulate
 
-from slopd.handoff.header import Header, Tags, read_header, read_tags
+from slopd.handoff import lines
+from slopd.handoff.header import MEP_HEADING, Header, Tags, mep_tag_out, read_header, read_tags
 from slopd.handoff.items import Item, read_item
 
 FILE_HEADER = "# Handoff Log"
-_DATE_LIKE = re.compile(r"## +(?:\d{4}\D\d{1,2}\D\d{1,2}|\d{1,2}/\d{1,2}/\d{4}|[Yy]{4}-)")
-_FENCE = re.compile(r" {0,3}(```|~~~)")
+STANDUP_HEADER = "# Standing Standup"
+_DATE_LIKE = re.compile(r"##\s+(?:\d{4}\D\d{1,2}\D\d{1,2}|\d{1,2}/\d{1,2}/\d{4}|[Yy]{4}-)")
+_SECTION = ("### ", " ### ", "  ### ", "   ### ")  # rule 6: a `### ` heading, up to three spaces in
+_LOG_LINE = re.compile(r"(?<![^\r\n])" + re.escape(FILE_HEADER) + r"[ \t]*(?![^\r\n])")
 _RULE = re.compile(r" {0,3}(?:-{3,}|\*{3,}|_{3,})\s*")
 _ITEM_START = frozenset("-*+ \t0123456789")
 SECTION_NAMES = {"happened": "What happened", "pending": "What's pending", "watch": "Watch out for"}
@@ -94,6 +102,13 @@ class Entry:
         pending = self.section("pending")
         return tuple(item for item in pending.items if item.task) if pending else ()
 
+    @cached_property
+    def tag_out(self) -> str | None:
+        """The Tag-out the entry is ordered by (`header` rule 4)."""
+        text = lines.with_lf(self.text)
+        found = mep_tag_out(text) if "**" in text else None
+        return found if found is not None else (self.tags.tag_out if self.tags else None)
+
 
 @dataclass(frozen=True, slots=True)
 class Other:
@@ -113,6 +128,7 @@ class Log:
     preamble: str
     blocks: tuple[Block, ...]
     newline: str  # the file's first line ending ("\n" when it has none)
+    hidden: tuple[int, ...] = ()  # lines in a code fence or comment that MEP's checker reads as entries
 
     @property
     def entries(self) -> tuple[Entry, ...]:
@@ -120,8 +136,23 @@ class Log:
 
     @property
     def has_file_header(self) -> bool:
-        first = self.preamble.lstrip("\ufeff").split("\n", 1)[0].rstrip("\r")
-        return re.fullmatch(re.escape(FILE_HEADER) + r"(?:\s.*|[^\w].*)?", first) is not None
+        """Rule 7."""
+        return self.preamble.removeprefix("\ufeff").lstrip().startswith(FILE_HEADER)
+
+
+def split_standup(text: str) -> tuple[str, str] | None:
+    """Rule 7: a standup file's (preamble, log from its `# Handoff Log` line; "" when it has
+    none), or None when `text` is not a standup file."""
+    if not text.removeprefix("\ufeff").lstrip().startswith(STANDUP_HEADER):
+        return None
+    start = log_start(text)
+    return (text, "") if start is None else (text[:start], text[start:])
+
+
+def log_start(text: str) -> int | None:
+    """Where the first `# Handoff Log` line (nothing after it but spaces) begins, if any."""
+    found = _LOG_LINE.search(text)
+    return None if found is None else found.start()
 
 
 def parse(text: str) -> Log:
@@ -143,73 +174,31 @@ def collector_paused() -> Iterator[None]:
 
 
 def _parse(text: str) -> Log:
-    bare, offsets = _lines(text)
-    marks = _marks(text, bare)
+    bare, offsets = lines.split(text)
+    marks = lines.marks(text, bare)
     starts = _block_starts(bare, marks)
     preamble = text[: offsets[starts[0] if starts else len(bare)]]
     ends = [*starts[1:], len(bare)]
     blocks = tuple(
         _block(text, offsets, bare, marks, start, end) for start, end in zip(starts, ends, strict=False)
     )
-    return Log(preamble, blocks, _newline(text))
-
-
-def _lines(text: str) -> tuple[list[str], list[int]]:
-    """The lines as Markdown has them — broken at `\n` only (`str.splitlines` breaks at `\x0c`,
-    `\x85`, `\u2028` … too) — without their endings, and where each starts in `text` (one
-    more offset at the end: the text's length)."""
-    parts = text.split("\n")
-    if not parts[-1]:
-        parts.pop()
-    offsets = [0, *accumulate(len(part) + 1 for part in parts)]
-    offsets[-1] = min(offsets[-1], len(text))
-    return [part.removesuffix("\r") for part in parts], offsets
+    hidden = (
+        ()
+        if all(marks)
+        else tuple(i + 1 for i, line in enumerate(bare) if not marks[i] and MEP_HEADING.match(line))
+    )
+    return Log(preamble, blocks, lines.newline(text), hidden)
 
 
 def render(log: Log) -> str:
     return log.preamble + "".join(block.text + block.trailer for block in log.blocks)
 
 
-def _newline(text: str) -> str:
-    end = text.find("\n")
-    return "\r\n" if end > 0 and text[end - 1] == "\r" else "\n"
-
-
-def _structural(bare: list[str]) -> list[bool]:
-    """Which lines are outside code fences and HTML comments (rule 2)."""
-    marks, fence, comment = [], None, False
-    for line in bare:
-        if comment:
-            marks.append(False)
-            comment = "-->" not in line
-            continue
-        opened = _FENCE.match(line) if line[:1] in " `~" else None
-        if fence is not None:
-            marks.append(False)
-            if opened and opened.group(1) == fence:
-                fence = None
-            continue
-        if opened:
-            fence = opened.group(1)
-            marks.append(False)
-            continue
-        if "<!--" in line and line.lstrip().startswith("<!--") and "-->" not in line:
-            comment = True
-            marks.append(False)
-            continue
-        marks.append(True)
-    return marks
-
-
-def _marks(text: str, bare: list[str]) -> list[bool]:
-    if "```" not in text and "~~~" not in text and "<!--" not in text:
-        return [True] * len(bare)  # the usual log: nothing to hide
-    return _structural(bare)
-
-
 def _block_starts(bare: list[str], marks: list[bool]) -> list[int]:
     """Rule 3: where entries (and, once entries began, other `## ` blocks) start."""
-    headings = [i for i, line in enumerate(bare) if line.startswith("## ") and marks[i]]
+    headings = [
+        i for i, line in enumerate(bare) if line.startswith("##") and line[2:3].isspace() and marks[i]
+    ]
     for position, index in enumerate(headings):
         end = headings[position + 1] if position + 1 < len(headings) else len(bare)
         if _DATE_LIKE.match(bare[index]) or _names_a_section(bare, marks, index + 1, end):
@@ -219,17 +208,18 @@ def _block_starts(bare: list[str], marks: list[bool]) -> list[int]:
 
 def _names_a_section(bare: list[str], marks: list[bool], start: int, end: int) -> bool:
     return any(
-        bare[i].startswith("### ") and marks[i] and _section_kind(bare[i]) in ("happened", "pending")
+        "### " in bare[i] and marks[i] and _section_kind(bare[i]) in ("happened", "pending")
         for i in range(start, end)
     )
 
 
 def _section_kind(heading: str) -> str | None:
-    if not heading.startswith("### "):
+    """Rule 6."""
+    if not heading.startswith(_SECTION):
         return None
-    title = heading[4:].strip().replace("\u2019", "'")
+    title = heading.lstrip(" ")[4:].replace("\u2019", "'")
     for kind, name in SECTION_NAMES.items():
-        if title == name or (title.startswith(name) and not title[len(name)].isalnum()):
+        if title.startswith(name):
             return kind
     return None
 
@@ -250,26 +240,27 @@ def _block(text: str, offsets: list[int], bare: list[str], marks: list[bool], st
         trailer=trailer,
         heading=heading,
         header=read_header(heading),
-        tags=_tags(bare, start, content_end),
+        tags=_tags(bare, marks, start, content_end),
         _body=tuple(bare[start:content_end]),
         _marks=tuple(marks[start:content_end]),
     )
 
 
-def _tags(bare: list[str], start: int, end: int) -> Tags | None:
+def _tags(bare: list[str], marks: list[bool], start: int, end: int) -> Tags | None:
+    """`header` rule 3: the first line of the header block that starts like a Tag line."""
     for index in range(start + 1, end):
         line = bare[index]
-        if line.startswith("###"):
+        if marks[index] and line.startswith(_SECTION):
             return None
-        if line.strip():
-            return read_tags(line, index + 1)
+        if marks[index] and (tags := read_tags(line, index + 1)) is not None:
+            return tags
     return None
 
 
 def _sections(body: tuple[str, ...], marks: tuple[bool, ...], start: int) -> tuple[Section, ...]:
     """The sections of an entry whose heading is line `start` (0-based) of the file."""
     found: list[Section] = []
-    heading_at = [i for i in range(1, len(body)) if body[i].startswith("### ") and marks[i]]
+    heading_at = [i for i in range(1, len(body)) if marks[i] and body[i].startswith(_SECTION)]
     for position, index in enumerate(heading_at):
         stop = heading_at[position + 1] if position + 1 < len(heading_at) else len(body)
         heading = body[index]

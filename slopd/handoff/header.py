@@ -1,14 +1,19 @@
 """An entry's date header and its Tag-in/Tag-out line. Pure.
 
 Rules (SPEC §10):
-1. `## DATE SEP CONTEXT`: SEP is an em dash; ` - `, ` -- `, an en dash and the mis-encoded em
-   dash `â€”` (UTF-8 read as cp1252 and written again) are read too, and flagged by lint.
+1. `## DATE SEP CONTEXT`: `##` then any whitespace (a space, a tab: MEP's checker takes both).
+   SEP is an em dash between whitespace; an en dash or a hyphen there (MEP's checker reads
+   both), ` -- ` and the mis-encoded em dash `â€”` (UTF-8 read as cp1252 and written again) are
+   read too, and flagged by lint. DATE is `YYYY-MM-DD` in ASCII digits.
 2. CONTEXT with exactly three ` | `-separated fields is v2 `agent | platform | session-type`;
    anything else is v1 `machine (branch)` — `|` or `→` inside a v1 context are just text.
-3. A Tag line is `**Tag-in:** TIME | **Tag-out:** TIME` (bold optional). A Tag-out is
-   comparable when it is `[active]` (a session still open: later than any time) or `HH:MM`
-   (optionally `~` approximate, `am`/`pm`) with a zone; US zones (`ET`, `CT`, `MT`, `PT`)
-   follow US daylight-saving rules on the entry's date, so no clock or tz database is needed.
+3. A Tag line is `**Tag-in:** TIME | **Tag-out:** TIME` (bold optional, any case): the first
+   line of the entry's header block (before its first section) that starts like one.
+4. The Tag-out an entry is ordered by is MEP's checker's: the first `**Tag-in:** … |
+   **Tag-out:** …` anywhere in the entry (bold, any case; its times may even sit on the next
+   line); without one, the Tag line's. Times are read by `handoff.clock`.
+5. `MEP_HEADING` is the heading MEP's checker reads as an entry: lint uses it to find the
+   headings MEP's checker sees where slopd sees none (inside a code fence or a comment).
 """
 
 from __future__ import annotations
@@ -16,33 +21,29 @@ from __future__ import annotations
 import datetime as dt
 import re
 from dataclasses import dataclass
-from functools import cache
 
-SEPARATORS = (" \u2014 ", " \u00e2\u20ac\u201d ", " \u2013 ", " -- ", " - ")
-EM_DASH = " \u2014 "
-_DATE = re.compile(r"(\d{4})-(\d{2})-(\d{2})")
+EM_DASH = "\u2014"
+MOJIBAKE_DASH = "\u00e2\u20ac\u201d"
+HEADING = re.compile(r"##\s")
+MEP_HEADING = re.compile(r"##\s+\d{4}-\d{2}-\d{2}\s+[\u2014\u2013-]\s+.+")
+_SEPARATOR = re.compile(rf"(?P<written>\S+)\s+(?P<dash>[\u2014\u2013-]|--|{MOJIBAKE_DASH})\s+(?P<context>.*)")
+_DATE = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})")
 _TAGS = re.compile(
-    r"(?P<b1>(?:\*\*)?)Tag-in:(?P=b1)\s*(?P<tag_in>.*?)\s*\|\s*(?P<b2>(?:\*\*)?)Tag-out:(?P=b2)\s*(?P<tag_out>.*?)\s*"
+    r"(?P<b1>(?:\*\*)?)Tag-in:(?P=b1)\s*(?P<tag_in>.*?)\s*\|\s*(?P<b2>(?:\*\*)?)Tag-out:(?P=b2)\s*(?P<tag_out>.*?)\s*",
+    re.IGNORECASE,
 )
 _TAG_LIKE = re.compile(r"\**\s*Tag-(?:in|out)\b", re.IGNORECASE)
-_TIME = re.compile(
-    r"~?(\d{1,2}):(\d{2})(?:\s*([ap])\.?m\.?)?\s+([A-Za-z]{1,5}|[+-]\d{2}:?\d{2}|UTC[+-]\d{1,2}(?::?\d{2})?)"
+_MEP_TAGS = re.compile(
+    r"\*\*Tag-in:\*\*\s*[^\n|]+?\s*\|\s*\*\*Tag-out:\*\*\s*(?P<tag_out>[^\n]+?)\s*$",
+    re.IGNORECASE | re.MULTILINE,
 )
-_FIXED = {
-    "UTC": 0, "GMT": 0, "Z": 0, "WET": 0, "BST": 60, "CET": 60, "CEST": 120, "EET": 120, "EEST": 180,
-    "IST": 330, "JST": 540, "KST": 540, "AEST": 600, "AEDT": 660, "NZST": 720, "NZDT": 780,
-    "EST": -300, "EDT": -240, "CST": -360, "CDT": -300, "MST": -420, "MDT": -360, "PST": -480, "PDT": -420,
-    "AKST": -540, "AKDT": -480, "HST": -600,
-}  # fmt: skip
-_US = {"ET": -300, "CT": -360, "MT": -420, "PT": -480, "AKT": -540}
-ACTIVE = "[active]"
 
 
 @dataclass(frozen=True, slots=True)
 class Header:
     date: str | None  # the date as written, when the heading starts with YYYY-MM-DD
     day: dt.date | None  # that date, when it is a real calendar date
-    separator: str | None
+    separator: str | None  # the dash between date and context: "—", "–", "-", "--", "â€”"
     context: str
     fields: tuple[str, ...]  # v2: (agent, platform, session-type); v1: (machine,)
 
@@ -68,22 +69,18 @@ class Tags:
 
 
 def read_header(heading: str) -> Header:
-    rest = heading[3:] if heading.startswith("## ") else heading
-    rest = rest.strip()
-    written, separator, context = rest, None, ""
-    for candidate in SEPARATORS:
-        before, found, after = rest.partition(candidate)
-        if found and " " not in before.strip():
-            written, separator, context = before.strip(), candidate, after.strip()
-            break
+    rest = heading[2:].strip() if HEADING.match(heading) else heading.strip()
+    parts = _SEPARATOR.fullmatch(rest)
+    if parts is not None:
+        written, separator, context = parts["written"], parts["dash"], parts["context"].strip()
     else:
         leading = _DATE.match(rest)
         written = leading.group(0) if leading else (rest.split(" ", 1)[0] if rest else "")
-        context = rest[len(written) :].strip()
+        separator, context = None, rest[len(written) :].strip()
     matched = _DATE.fullmatch(written)
     day = _calendar(matched) if matched else None
-    parts = tuple(part.strip() for part in context.split(" | "))
-    fields = parts if len(parts) == 3 and all(parts) else ((context,) if context else ())
+    fields = tuple(part.strip() for part in context.split(" | "))
+    fields = fields if len(fields) == 3 and all(fields) else ((context,) if context else ())
     return Header(written if matched else None, day, separator, context, fields)
 
 
@@ -104,54 +101,7 @@ def read_tags(line: str, number: int) -> Tags | None:
     return Tags(number, line, matched.group("tag_in"), matched.group("tag_out"))
 
 
-def instant(value: str | None, day: dt.date | None) -> float | None:
-    """Rule 3: a Tag-out as minutes after midnight UTC of the entry's date (`inf`: active),
-    or None when it cannot be compared."""
-    if value is None:
-        return None
-    if value.strip().lower() == ACTIVE:
-        return float("inf")
-    matched = _TIME.fullmatch(value.strip())
-    if matched is None:
-        return None
-    hour, minute, half, zone = (
-        int(matched.group(1)),
-        int(matched.group(2)),
-        matched.group(3),
-        matched.group(4),
-    )
-    if half is not None:
-        if not 1 <= hour <= 12:
-            return None
-        hour = hour % 12 + (12 if half.lower() == "p" else 0)
-    if hour > 23 or minute > 59:
-        return None
-    offset = _offset(zone, day)
-    return None if offset is None else float(hour * 60 + minute - offset)
-
-
-def _offset(zone: str, day: dt.date | None) -> int | None:
-    upper = zone.upper()
-    if upper in _FIXED:
-        return _FIXED[upper]
-    if upper in _US:
-        return None if day is None else _US[upper] + (60 if _us_summer(day) else 0)
-    signed = re.fullmatch(r"(?:UTC)?([+-])(\d{1,2}):?(\d{2})?", upper)
-    if signed is None:
-        return None
-    minutes = int(signed.group(2)) * 60 + int(signed.group(3) or 0)
-    return minutes if signed.group(1) == "+" else -minutes
-
-
-def _us_summer(day: dt.date) -> bool:
-    """US daylight-saving time: from the second Sunday of March to the first Sunday of November
-    (the hour of the switch is below the resolution of a date)."""
-    start = _nth_sunday(day.year, 3, 2)
-    end = _nth_sunday(day.year, 11, 1)
-    return start <= day < end
-
-
-@cache
-def _nth_sunday(year: int, month: int, n: int) -> dt.date:
-    first = dt.date(year, month, 1)
-    return first + dt.timedelta(days=(6 - first.weekday()) % 7 + 7 * (n - 1))
+def mep_tag_out(text: str) -> str | None:
+    """Rule 4: the Tag-out of the first bold Tag pair in `text` (lines broken at `\\n`)."""
+    found = _MEP_TAGS.search(text)
+    return found["tag_out"] if found else None

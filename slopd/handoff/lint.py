@@ -1,48 +1,34 @@
-"""The seed's conformance test as lint rules over a parsed log. Pure.
+"""The seed's conformance test as lint rules over a parsed log, with the verdict of MEP's own
+checker (schema 1.2) wherever SPEC §10 does not say otherwise. Pure.
 
 Rules (SPEC §10): MEP1–MEP6 are errors, MEP7–MEP11 warnings. Every finding names its line,
 its rule, what is wrong and how to fix it; `lint` never raises, whatever bytes it is given,
 and reports every finding, not the first.
+1. A standup file (`# Standing Standup — …`) is linted from its `# Handoff Log` line on, with
+   the file's line numbers; a standup with no entry yet has no finding for that.
+2. A heading MEP's checker reads as an entry but slopd cannot (it sits inside a code fence or
+   an HTML comment) is MEP4: MEP's checker would cut the entry above it there.
+3. The order rules (MEP2, MEP11) are `handoff.order`'s.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import date
-from itertools import pairwise
 
 from slopd.handoff import header as headers
-from slopd.handoff.grammar import SECTION_NAMES, Entry, Log, collector_paused, parse
+from slopd.handoff.findings import ERROR, WARNING, Finding
+from slopd.handoff.grammar import SECTION_NAMES, Entry, Log, collector_paused, parse, split_standup
+from slopd.handoff.order import order
 
-ERROR, WARNING = "error", "warning"
+__all__ = ["ERROR", "WARNING", "Finding", "Report", "decode", "lint", "lint_log"]
 _ORDER = {"happened": 0, "pending": 1, "watch": 2}
-
-
-@dataclass(frozen=True, slots=True)
-class Finding:
-    line: int
-    rule: str
-    message: str
-    fix: str
-
-    @property
-    def severity(self) -> str:
-        return ERROR if int(self.rule[3:]) <= 6 else WARNING
-
-    def as_dict(self) -> dict[str, object]:
-        return {
-            "line": self.line,
-            "rule": self.rule,
-            "severity": self.severity,
-            "message": self.message,
-            "fix": self.fix,
-        }
 
 
 @dataclass(frozen=True, slots=True)
 class Report:
     log: Log
     findings: tuple[Finding, ...]
+    head: str = ""  # a standup's preamble, above the log (rule 1)
 
     @property
     def conformant(self) -> bool:
@@ -59,40 +45,54 @@ def decode(data: bytes) -> tuple[str, list[Finding]]:
         text = data.decode("utf-8")
     except UnicodeDecodeError as error:
         text = data.decode("utf-8", "surrogateescape")
-        line = data[: error.start].count(b"\n") + 1
+        line = _line_of(text, len(data[: error.start].decode("utf-8", "surrogateescape")))
         found.append(
             Finding(line, "MEP1", f"byte {error.start} is not valid UTF-8", "save the file as UTF-8")
         )
     if "\0" in text:
-        line = text[: text.index("\0")].count("\n") + 1
         found.append(
-            Finding(line, "MEP1", "the file holds a NUL byte: it is not plain text", "remove the NUL bytes")
+            Finding(
+                _line_of(text, text.index("\0")),
+                "MEP1",
+                "the file holds a NUL byte: it is not plain text",
+                "remove the NUL bytes",
+            )
         )
     return text, found
 
 
+def _line_of(text: str, offset: int) -> int:
+    """The 1-based line of `offset` in `text`, lines ending at LF, CRLF or a lone CR."""
+    before = text[:offset]
+    return before.count("\n") + before.count("\r") - before.count("\r\n") + 1
+
+
 def lint(data: bytes) -> Report:
     text, found = decode(data)
+    parts = split_standup(text)
+    head, body = ("", text) if parts is None or not parts[1] else parts
     with collector_paused():  # the sections and items read by the rules are many small objects too
-        log = parse(text)
-        found += lint_log(log)
-    return Report(log, tuple(sorted(found, key=lambda finding: (finding.line, finding.rule))))
+        log = parse(body)
+        below = _line_of(head, len(head)) - 1
+        found += [finding.moved(below) for finding in lint_log(log, standup=bool(head))]
+    return Report(log, tuple(sorted(found, key=lambda finding: (finding.line, finding.rule))), head)
 
 
-def lint_log(log: Log) -> list[Finding]:
+def lint_log(log: Log, *, standup: bool = False) -> list[Finding]:
     found: list[Finding] = []
     if not log.has_file_header:
-        first = log.preamble.split("\n", 1)[0].strip() or "(an empty line)"
+        first = next((line.strip() for line in log.preamble.splitlines() if line.strip()), "")
+        what = f"starts with {first[:60]!r}" if first else "has no '# Handoff Log' line"
         found.append(
             Finding(
                 1,
                 "MEP6",
-                f"the file starts with {first!r}, not '# Handoff Log'",
+                f"the file {what}, not '# Handoff Log'",
                 "make the first line '# Handoff Log', then one line saying what the log is",
             )
         )
     entries = log.entries
-    if not entries:
+    if not entries and not standup:
         found.append(
             Finding(
                 1,
@@ -101,9 +101,18 @@ def lint_log(log: Log) -> list[Finding]:
                 "add an entry: '## 2026-04-03 — machine (branch)' with What happened and What's pending",
             )
         )
+    found += [
+        Finding(
+            line,
+            "MEP4",
+            "this heading is inside a code fence or an HTML comment, yet MEP's checker reads it as an entry",
+            "indent it by a space, or write it without the leading '## '",
+        )
+        for line in log.hidden
+    ]
     for entry in entries:
         found += _entry(entry)
-    found += _order(entries)
+    found += order(entries)
     return found
 
 
@@ -222,63 +231,3 @@ def _tags(entry: Entry) -> list[Finding]:
             )
         ]
     return []
-
-
-def _order(entries: tuple[Entry, ...]) -> list[Finding]:
-    """MEP2 (newest first, same-day by Tag-out) and MEP11 (same-day order not checkable)."""
-    found: list[Finding] = []
-    dated = [(entry, entry.header.day) for entry in entries if entry.header.day is not None]
-    for (above, day_above), (below, day_below) in pairwise(dated):
-        if day_below > day_above:
-            message = f"{below.header.date} is below the older {above.header.date} (line {above.line})"
-            found.append(
-                Finding(
-                    below.line,
-                    "MEP2",
-                    message + ": entries go newest first",
-                    f"move this entry above line {above.line}",
-                )
-            )
-    days: dict[date, list[Entry]] = {}
-    for entry, day in dated:
-        days.setdefault(day, []).append(entry)
-    for group in days.values():
-        if len(group) > 1:
-            found += _same_day(group)
-    return found
-
-
-def _same_day(group: list[Entry]) -> list[Finding]:
-    found: list[Finding] = []
-    timed: list[tuple[Entry, str, float]] = []
-    for entry in group:
-        written = entry.tags.tag_out if entry.tags else None
-        moment = headers.instant(written, entry.header.day)
-        if written is None or moment is None:
-            what = f"Tag-out {written!r} is not a time with a zone" if written else "entry has no Tag-out"
-            shared = f"{len(group)} entries share {entry.header.date}"
-            message = f"{shared} and this {what}: their order cannot be checked"
-            found.append(
-                Finding(
-                    entry.line,
-                    "MEP11",
-                    message,
-                    "write the Tag-out as 'HH:MM ZONE' (17:00 UTC, 16:45 ET) or '[active]'",
-                )
-            )
-            continue
-        earlier = next(((other, out) for other, out, seen in timed if seen < moment), None)
-        if earlier is not None:
-            other, out = earlier
-            above = f"{out} of the entry above it (line {other.line})"
-            message = f"Tag-out {written} on {entry.header.date} is later than {above}"
-            found.append(
-                Finding(
-                    entry.line,
-                    "MEP2",
-                    message,
-                    f"move this entry above line {other.line}: a later session goes on top",
-                )
-            )
-        timed.append((entry, written, moment))
-    return found

@@ -22,7 +22,7 @@ from collections import Counter
 from dataclasses import dataclass
 from datetime import date
 
-from slopd.handoff import header as headers
+from slopd.handoff import clock, lines
 from slopd.handoff.grammar import FILE_HEADER, Block, Entry, Log, Other, parse
 
 
@@ -61,12 +61,14 @@ def merge(base: str, ours: str, theirs: str, *, marker_size: int = 7) -> Merged:
 
 def _is_log(log: Log) -> bool:
     """Rule 2: entries, or at least the file header of a log (every entry deleted)."""
-    return bool(log.blocks) or any(line.rstrip() == FILE_HEADER for line in log.preamble.split("\n"))
+    return bool(log.blocks) or any(
+        line.rstrip() == FILE_HEADER for line in lines.with_lf(log.preamble).split("\n")
+    )
 
 
 def key(block: Block) -> str:
     """Rule 3: what makes two blocks the same."""
-    return "\n".join(line.rstrip() for line in block.text.replace("\r\n", "\n").split("\n")).strip()
+    return "\n".join(line.rstrip() for line in lines.with_lf(block.text).split("\n")).strip()
 
 
 def _preamble(base: Log, ours: Log, theirs: Log, size: int) -> tuple[str, int]:
@@ -79,7 +81,7 @@ def _preamble(base: Log, ours: Log, theirs: Log, size: int) -> tuple[str, int]:
 
 def _conflict(ours: str, base: str, theirs: str, size: int, newline: str) -> str:
     def ended(text: str) -> str:
-        return text if not text or text.endswith("\n") else text + newline
+        return text if not text or text.endswith(("\n", "\r")) else text + newline
 
     marks = ["<" * size + " ours", "|" * size + " base", "=" * size, ">" * size + " theirs"]
     parts = [marks[0], ended(ours), marks[1], ended(base), marks[2], ended(theirs), marks[3]]
@@ -198,9 +200,7 @@ def _order(placed: list[_Placed]) -> list[_Placed]:
 
 def _moment(placed: _Placed) -> float | None:
     block = placed.block
-    if not isinstance(block, Entry) or block.tags is None:
-        return None
-    return headers.instant(block.tags.tag_out, block.header.day)
+    return clock.instant(block.tag_out) if isinstance(block, Entry) else None
 
 
 def _render(placed: list[_Placed], ours: Log, theirs: Log) -> str:
@@ -208,14 +208,14 @@ def _render(placed: list[_Placed], ours: Log, theirs: Log) -> str:
     parts: list[str] = []
     for index, item in enumerate(placed):
         block, newline = item.block, item.source.newline
-        text = block.text if block.text.endswith("\n") else block.text + newline
+        text = block.text if block.text.endswith(("\n", "\r")) else block.text + newline
         if index == len(placed) - 1:
             ending = ours.blocks[-1].trailer if ours.blocks else block.trailer
             parts.append(block.text + block.trailer if item.last and item.source is ours else text + ending)
         else:
             parts.append(text + (block.trailer if block.trailer and not item.last else separator))
     text = "".join(parts)
-    if ours.blocks and not (ours.blocks[-1].text + ours.blocks[-1].trailer).endswith("\n"):
+    if ours.blocks and not (ours.blocks[-1].text + ours.blocks[-1].trailer).endswith(("\n", "\r")):
         text = text.removesuffix("\n").removesuffix("\r")  # ours ended without a newline: so does the merge
     return text
 

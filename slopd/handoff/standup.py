@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass
 
 from slopd.handoff import compose
-from slopd.handoff.grammar import FILE_HEADER, Entry, parse
+from slopd.handoff.grammar import FILE_HEADER, Entry, log_start, parse
 from slopd.handoff.lint import Finding
 
 PROJECT = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")
@@ -51,8 +51,8 @@ def create(project: str) -> str:
 
 def split(text: str) -> tuple[str, str]:
     """(the preamble, the log from its `# Handoff Log` line; empty when there is none)."""
-    found = re.search(r"^" + re.escape(FILE_HEADER) + r"[ \t]*\r?$", text, re.MULTILINE)
-    return (text, "") if found is None else (text[: found.start()], text[found.start() :])
+    start = log_start(text)
+    return (text, "") if start is None else (text[:start], text[start:])
 
 
 def party(text: str) -> list[tuple[str, str]]:

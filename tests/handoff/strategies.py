@@ -12,9 +12,10 @@ the text holds without parsing it with the code under test:
 
 `clean_logs` are conformant and warning-free: newest first, every entry distinct (each names its
 own PR number), and on a date shared by several entries every one is v2 with a Tag-out that is
-comparable (`17:00 UTC`, `14:30 ET`, `2:30 pm CET`, `[active]`) and distinct. Tag-outs in ET are
-converted with the tz database (`zoneinfo`), not with slopd's own daylight-saving rule, so the
-order the strategy writes is an independent oracle of MEP2.
+comparable (`17:00 UTC`, `14:30ET`, `2:30 pm CET`, `9:00AM ET`, `09:00Z`, a bare `09:00`,
+`[active]`) and distinct. Tag-outs are
+converted here (CET/CEST with the tz database, ET as MEP's checker reads it: UTC−4 all year),
+not with slopd's reader, so the order the strategy writes is an independent oracle of MEP2.
 
 `triples` give (base, ours, theirs) as a git merge driver sees them: base is a clean log; each side
 adds new entries on top (newer dates; some added by both sides alike), and edits (ticks a task,
@@ -30,7 +31,7 @@ from zoneinfo import ZoneInfo
 
 from hypothesis import strategies as st
 
-NEW_YORK = ZoneInfo("America/New_York")
+MEP_ET = dt.timezone(dt.timedelta(hours=-4))  # MEP's checker's ET, the whole year
 BERLIN = ZoneInfo("Europe/Berlin")
 MACHINES = (
     "Hot Rod (main)",
@@ -163,15 +164,18 @@ class LogSpec:
 # -- entries ---------------------------------------------------------------------------------
 
 
-def _clock(minutes: int, twelve_hour: bool) -> str:
+def _clock(minutes: int, twelve_hour: bool, spaced: bool = True) -> str:
     hour, minute = divmod(minutes, 60)
     if twelve_hour:
-        return f"{hour % 12 or 12}:{minute:02d} {'pm' if hour >= 12 else 'am'}"
+        half = "pm" if hour >= 12 else "am"
+        return f"{hour % 12 or 12}:{minute:02d}{' ' if spaced else ''}{half if spaced else half.upper()}"
     return f"{hour:02d}:{minute:02d}"
 
 
 # Strategies are built once: building one per draw costs more than the draw.
-_ZONES = st.sampled_from(["UTC", "ET", "CET", "+02:00"])
+# every spelling SPEC §10 lists: `14:30 ET`, `14:30ET`, a bare `09:00` (UTC), `9:00 AM ET`,
+# `9:00am ET`, `09:00Z`, `09:00 Z`, `+02:00`, CET/CEST
+_ZONES = st.sampled_from(["UTC", "ET", "CET", "+02:00", "Z", "bare"])
 _BOOLEANS = st.booleans()
 _ONE_IN_SIX = st.integers(0, 5).map(lambda value: value == 0)
 _ONE_IN_EIGHT = st.integers(0, 7).map(lambda value: value == 0)
@@ -191,10 +195,11 @@ def _tag_line(draw: st.DrawFn, day: dt.date, utc_minutes: int) -> tuple[str, str
     """(Tag-in, Tag-out) as written, for a session ending at `utc_minutes` after midnight UTC of
     `day`, in a zone where that is still `day`."""
     zone = draw(_ZONES)
-    twelve_hour = draw(_BOOLEANS) and zone != "+02:00"
+    twelve_hour = draw(_BOOLEANS) and zone not in ("+02:00", "bare")
+    spaced = draw(_BOOLEANS)
     moment = dt.datetime.combine(day, dt.time(), tzinfo=dt.UTC) + dt.timedelta(minutes=utc_minutes)
     if zone == "ET":
-        local = moment.astimezone(NEW_YORK)
+        local = moment.astimezone(MEP_ET)
     elif zone == "CET":
         local = moment.astimezone(BERLIN)
         zone = "CEST" if local.utcoffset() == dt.timedelta(hours=2) else "CET"
@@ -206,7 +211,13 @@ def _tag_line(draw: st.DrawFn, day: dt.date, utc_minutes: int) -> tuple[str, str
     minutes = local.hour * 60 + local.minute
     approximate = "~" if draw(_ONE_IN_SIX) else ""
     began = max(0, minutes - draw(_SESSION_LENGTH))
-    return f"{_clock(began, twelve_hour)} {zone}", f"{approximate}{_clock(minutes, twelve_hour)} {zone}"
+    if zone == "bare":  # a time without a zone is UTC, as MEP's checker reads it
+        return _clock(began, False), f"{approximate}{_clock(minutes, False)}"
+    gap = " " if draw(_BOOLEANS) else ""
+    return (
+        f"{_clock(began, twelve_hour, spaced)}{gap}{zone}",
+        f"{approximate}{_clock(minutes, twelve_hour, spaced)}{gap}{zone}",
+    )
 
 
 @st.composite
@@ -283,7 +294,7 @@ def entry_lists(
             made.append(_entry(draw, day, uid_base + len(made)))
             continue
         # 08:00-19:00 UTC: the same date in UTC, ET, CET/CEST and +02:00, and past the hour of
-        # a US daylight-saving switch (slopd applies it to the whole date).
+        # a European daylight-saving switch (CET or CEST is chosen for the whole date here).
         moments = draw(st.lists(_MINUTES, min_size=count, max_size=count, unique=True))
         # Each session of a day has its own agent: entries are matched across sides by heading,
         # and two sessions of one agent on one date share theirs (see test_merge_properties).

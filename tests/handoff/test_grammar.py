@@ -1,10 +1,9 @@
 """The MEP handoff grammar (SPEC §10): byte-exact parse → render, date headers, Tag lines, items,
-fences and comments, and Tag-out instants across zones and daylight saving."""
+fences and comments, line endings. (Tag-out times: test_clock.py.)"""
 
 from __future__ import annotations
 
 import datetime as dt
-from zoneinfo import ZoneInfo
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -165,14 +164,19 @@ def test_a_file_without_a_final_newline_keeps_its_last_line_in_the_last_entry() 
         ("\ufeff# Handoff Log", True),
         ("# Handoff Log — slopd", True),
         ("# Handoff Log\r", True),
-        ("# Handoff Logs", False),
+        ("\n\n# Handoff Log", True),  # blank lines first: MEP's checker strips them
+        ("  # Handoff Log", True),
+        ("\ufeff\n# Handoff Log", True),
+        ("# Handoff Logs", True),  # MEP's checker tests the text's start, nothing more
         ("# handoff log", False),
         ("Handoff Log", False),
+        ("## Handoff Log", False),
+        ("Intro\n# Handoff Log", False),
         ("", False),
     ],
 )
-def test_the_file_header_is_the_first_line_hash_handoff_log(first: str, expected: bool) -> None:
-    """`has_file_header` accepts `# Handoff Log` (a BOM and a suffix after a space allowed)."""
+def test_the_file_header_is_where_meps_checker_looks_for_it(first: str, expected: bool) -> None:
+    """`has_file_header`: the text begins with `# Handoff Log` once a BOM and whitespace are set aside."""
     assert parse(first + "\nLog.\n\n" + entry()).has_file_header is expected
 
 
@@ -182,15 +186,18 @@ def test_the_file_header_is_the_first_line_hash_handoff_log(first: str, expected
 @pytest.mark.parametrize(
     ("heading", "separator"),
     [
-        ("## 2026-04-03 — Hot Rod (main)", " — "),
-        ("## 2026-04-03 - Hot Rod (main)", " - "),
-        ("## 2026-04-03 -- Hot Rod (main)", " -- "),
-        ("## 2026-04-03 – Hot Rod (main)", " – "),
-        ("## 2026-04-03 â€” Hot Rod (main)", " â€” "),
+        ("## 2026-04-03 — Hot Rod (main)", "—"),
+        ("## 2026-04-03 - Hot Rod (main)", "-"),
+        ("## 2026-04-03 -- Hot Rod (main)", "--"),
+        ("## 2026-04-03 – Hot Rod (main)", "–"),
+        ("## 2026-04-03 â€” Hot Rod (main)", "â€”"),
+        ("##\t2026-04-03\t—\tHot Rod (main)", "—"),
+        ("##  2026-04-03  —  Hot Rod (main) ", "—"),
     ],
 )
 def test_a_date_header_reads_every_separator_mep_files_use(heading: str, separator: str) -> None:
-    """Em dash, ` - `, ` -- `, an en dash and the mis-encoded `â€”` all give the date and context."""
+    """Em dash, ` - `, ` -- `, an en dash and the mis-encoded `â€”`, between any whitespace, all
+    give the date and context."""
     read = header.read_header(heading)
 
     assert (read.date, read.day, read.separator) == ("2026-04-03", dt.date(2026, 4, 3), separator)
@@ -203,7 +210,7 @@ def test_a_dash_inside_the_context_is_not_taken_for_the_separator() -> None:
     """The first separator after the date splits; later dashes are context text."""
     read = header.read_header("## 2026-04-03 - Mac - feature - x")
 
-    assert (read.separator, read.context) == (" - ", "Mac - feature - x")
+    assert (read.separator, read.context) == ("-", "Mac - feature - x")
 
 
 @pytest.mark.parametrize(
@@ -304,7 +311,7 @@ def test_a_tag_line_without_bold_is_well_formed() -> None:
         "**Tag-in:** 14:30 ET | **Tag-out:**",
         "**Tag-in:**  | **Tag-out:** 16:45 ET",
         "**Tag-out:** 16:45 ET | **Tag-in:** 14:30 ET",
-        "tag-in: 14:30 | tag-out: 16:45",
+        "Tag-in: 14:30 Tag-out: 16:45",
         "**Tag-in:** 14:30 ET | Tag-out 16:45 ET",
     ],
 )
@@ -502,104 +509,3 @@ def test_a_unicode_line_separator_inside_a_line_is_not_a_line_break(separator: s
 
     assert len(parse(text).blocks) == 1
     assert lint(text.encode()).findings == ()
-
-
-# -- Tag-out instants ----------------------------------------------------------------------------
-
-SUMMER, WINTER = dt.date(2026, 7, 1), dt.date(2026, 1, 15)
-
-
-@pytest.mark.parametrize(
-    ("value", "day", "minutes"),
-    [
-        ("16:45 UTC", None, 16 * 60 + 45),
-        ("16:45 utc", None, 16 * 60 + 45),
-        ("16:45 GMT", None, 16 * 60 + 45),
-        ("16:45 ET", SUMMER, 16 * 60 + 45 + 240),  # EDT, UTC-4
-        ("16:45 ET", WINTER, 16 * 60 + 45 + 300),  # EST, UTC-5
-        ("16:45 PT", SUMMER, 16 * 60 + 45 + 420),
-        ("16:45 EDT", None, 16 * 60 + 45 + 240),
-        ("16:45 EST", None, 16 * 60 + 45 + 300),
-        ("16:45 CEST", None, 16 * 60 + 45 - 120),
-        ("~02:50 ET", SUMMER, 2 * 60 + 50 + 240),
-        ("2:30 pm ET", WINTER, 14 * 60 + 30 + 300),
-        ("2:30 p.m. UTC", None, 14 * 60 + 30),
-        ("12:00 am UTC", None, 0),
-        ("12:30 pm UTC", None, 12 * 60 + 30),
-        ("16:45 +02:00", None, 16 * 60 + 45 - 120),
-        ("16:45 UTC+2", None, 16 * 60 + 45 - 120),
-        ("16:45 -0530", None, 16 * 60 + 45 + 330),
-        ("01:00 JST", None, 60 - 540),
-    ],
-)
-def test_a_tag_out_is_minutes_after_midnight_utc_of_the_entrys_date(
-    value: str, day: dt.date | None, minutes: int
-) -> None:
-    """`instant` applies the zone (ET as EDT in summer, EST in winter), `~` and am/pm."""
-    assert header.instant(value, day) == minutes
-
-
-@pytest.mark.parametrize("value", ["[active]", "[ACTIVE]", " [active] "])
-def test_an_active_session_is_later_than_any_time(value: str) -> None:
-    """`[active]` is +inf: a session still open sorts above every Tag-out of its date."""
-    assert header.instant(value, SUMMER) == float("inf")
-
-
-@pytest.mark.parametrize(
-    ("value", "day"),
-    [
-        (None, SUMMER),
-        ("16:45", SUMMER),  # no zone
-        ("16:45 XYZ", SUMMER),  # unknown zone
-        ("16:45 ET", None),  # a US zone needs the date for daylight saving
-        ("24:00 UTC", None),
-        ("16:60 UTC", None),
-        ("13:00 pm UTC", None),
-        ("0:30 am UTC", None),
-        ("4pm ET", SUMMER),
-        ("16:45UTC", None),
-        ("late evening", SUMMER),
-        ("2026-04-03", SUMMER),
-    ],
-)
-def test_a_tag_out_that_is_not_a_time_with_a_zone_is_not_comparable(
-    value: str | None, day: dt.date | None
-) -> None:
-    """No zone, an unknown zone, an impossible time or a US zone without a date give None."""
-    assert header.instant(value, day) is None
-
-
-@pytest.mark.parametrize(
-    ("day", "summer"),
-    [
-        (dt.date(2026, 3, 7), False),  # the Saturday before the second Sunday of March
-        (dt.date(2026, 3, 8), True),  # the second Sunday of March
-        (dt.date(2026, 10, 31), True),
-        (dt.date(2026, 11, 1), False),  # the first Sunday of November
-    ],
-)
-def test_us_daylight_saving_starts_and_ends_on_its_sundays(day: dt.date, summer: bool) -> None:
-    """ET is EDT from the second Sunday of March to the day before the first Sunday of November."""
-    assert header.instant("12:00 ET", day) == 12 * 60 + (240 if summer else 300)
-
-
-@settings(deadline=None, max_examples=200)
-@given(
-    day=st.dates(dt.date(2007, 1, 1), dt.date(2037, 12, 31)),
-    zone=st.sampled_from(
-        [
-            ("ET", "America/New_York"),
-            ("CT", "America/Chicago"),
-            ("MT", "America/Denver"),
-            ("PT", "America/Los_Angeles"),
-        ]
-    ),
-)
-def test_a_us_zone_at_noon_agrees_with_the_tz_database(day: dt.date, zone: tuple[str, str]) -> None:
-    """Noon in ET, CT, MT or PT on any date since 2007 is the UTC instant zoneinfo gives."""
-    name, database = zone
-    noon = dt.datetime.combine(day, dt.time(12), tzinfo=ZoneInfo(database))
-    offset = noon.utcoffset()
-    assert offset is not None
-
-    assert header.instant(f"12:00 {name}", day) == 12 * 60 - offset.total_seconds() / 60

@@ -205,9 +205,23 @@ def test_every_finding_of_a_log_with_many_mistakes_is_reported_in_line_order() -
 
 def test_a_fenced_or_commented_heading_is_not_linted() -> None:
     """A malformed heading inside a code fence or an HTML comment gives no finding."""
-    text = log(entry(happened="- example:\n```\n## 2099-99-99 - bad\n```\n<!--\n## 1999-01-01\n-->"))
+    text = log(entry(happened="- example:\n```\n## 2099/99/99 - bad\n```\n<!--\n## 1999-01-01\n-->"))
 
     assert found(text) == []
+
+
+@pytest.mark.parametrize(
+    "hidden",
+    [
+        "```\n## 2026-04-02 — Mac (example)\n```",
+        "<!--\n## 2026-04-02 - Mac\n-->",
+        "~~~\n##\t2026-04-02 – x\n~~~",
+    ],
+)
+def test_a_fenced_heading_that_meps_checker_reads_as_an_entry_is_mep4(hidden: str) -> None:
+    """A dated heading MEP's checker takes for an entry, hidden from slopd in a fence or a
+    comment, is MEP4 at its line: MEP's checker would cut the entry above it there."""
+    assert found(log(entry(happened="- example:\n" + hidden))) == [("MEP4", 9)]
 
 
 def test_lint_log_over_a_parsed_log_gives_the_text_findings_without_mep1() -> None:
@@ -258,7 +272,7 @@ STRUCTURED_BYTES = st.lists(
 def check_report(data: bytes, report: Report) -> None:
     text = data.decode("utf-8", "surrogateescape")
     lines = max(1, len(text.splitlines()))
-    assert render(report.log) == text
+    assert report.head + render(report.log) == text  # a standup: its preamble, then the log linted
     assert list(report.findings) == sorted(report.findings, key=lambda finding: (finding.line, finding.rule))
     for finding in report.findings:
         assert 1 <= finding.line <= lines, (finding, lines)
