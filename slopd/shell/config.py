@@ -373,8 +373,9 @@ def ensure_outside(hub: Path, path: Path, what: str) -> None:
         probe = probe.parent
 
 
-def load_trust(config: Config) -> Trust | None:
-    """The allowed signers (outside the hub), or None when none are configured."""
+def load_trust(config: Config, *, empty: bool = False) -> Trust | None:
+    """The allowed signers (outside the hub), or None when none are configured. A file that
+    lists no signer is an error, unless `empty` (a reload: the operator revoked every key)."""
     path = config.auth.allowed_signers
     if path is None:
         return None
@@ -386,7 +387,7 @@ def load_trust(config: Config) -> Trust | None:
         signers = allowed_signers.read(text, local_zone=datetime.now().astimezone().tzinfo or UTC)
     except allowed_signers.AllowedSignersError as error:
         raise ConfigError(f"{path}: {error}") from None
-    if not signers.entries:
+    if not signers.entries and not empty:
         skipped = (
             f" ({len(signers.skipped)} line(s) skipped: {signers.skipped[0].reason})"
             if signers.skipped
