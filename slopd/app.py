@@ -136,7 +136,7 @@ def start(
     config_module.ensure_outside(root, state_path, "the state dir")
     state_path.mkdir(parents=True, exist_ok=True, mode=0o700)
     try:
-        lock_fd = lock.acquire(state_path)
+        lock_fd = lock.acquire(state_path, root)
     except lock.LockHeld as held:
         raise UsageError(f"another slopd holds this hub: {held}") from None
     try:

@@ -11,10 +11,11 @@ from slopd.core import guide, home
 from slopd.core.errors import UsageError
 from slopd.core.layout import LEDGER_FILE, LOG_FILE
 from slopd.core.vocabulary import MAX_ENVELOPE_BYTES
+from slopd.ops import running
 from slopd.ops import status as status_view
 from slopd.ops import tail as tail_view
-from slopd.shell import hubfile, lock
-from slopd.shell.defaults import default_names, state_dir
+from slopd.shell import hubfile
+from slopd.shell.defaults import default_names
 from slopd.shell.lanes import Hub, require_hub
 from slopd.shell.lanes import init as init_hub
 from slopd.shell.ledger import Ledger
@@ -54,8 +55,9 @@ def hub_home(args: argparse.Namespace) -> int:
 
 def status(args: argparse.Namespace) -> int:
     root = require_hub(args.hub)
-    state = state_dir(root, args.state)
-    report = status_view.gather(Hub(root), _ledger(state), lock.holder(state), state)
+    located = running.locate(root, args.state)
+    state = located.state
+    report = status_view.gather(Hub(root), _ledger(state), located.pid, state, located.how)
     if args.json:
         print(json.dumps(report, indent=2, ensure_ascii=False))
     else:
@@ -65,7 +67,7 @@ def status(args: argparse.Namespace) -> int:
 
 def tail(args: argparse.Namespace) -> int:
     root = require_hub(args.hub)
-    path = Path(args.log_file) if args.log_file else state_dir(root, args.state) / LOG_FILE
+    path = Path(args.log_file) if args.log_file else running.locate(root, args.state).state / LOG_FILE
     if not path.exists() and not args.follow:
         raise UsageError(f"{path}: no log yet (has slopd run on this hub with this state dir?)")
     tail_view.show(
@@ -76,7 +78,7 @@ def tail(args: argparse.Namespace) -> int:
 
 def notes(args: argparse.Namespace) -> int:
     root = require_hub(args.hub)
-    ledger = _ledger(state_dir(root, args.state))
+    ledger = _ledger(running.locate(root, args.state).state)
     found = ledger.notes(args.search) if ledger is not None else []
     for note in found:
         print(f"## {note.created_at} — {note.sender} — {note.id}\n\n{note.body.strip()}\n")

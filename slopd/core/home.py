@@ -14,6 +14,8 @@ Rules:
    presences that both say home are an error (`rivals`) — one name on two hosts too. Sync-client
    conflict copies of a presence are read like the original; the newest record of each name and
    host wins. A watcher that stops says so in its presence (`stopped`): it counts as stale.
+   A presence names its state dir (`state`), a claim that only a command on the same host can
+   check (`ops.running`): nothing here trusts it.
 5. A seat is answered by one watcher: a seat the home watcher has is the home's; a seat only
    other watchers have is theirs, and the home leaves it (`taken`, from the presence files).
 """
@@ -107,6 +109,7 @@ class Presence:
     last_seen: str  # ISO 8601 UTC
     seats: tuple[str, ...] = ()
     stopped: bool = False  # written at shutdown: it acts as nothing until it starts again
+    state: str | None = None  # its state dir, for commands on the same host (`ops.running`)
 
     def record(self) -> dict[str, object]:
         """The JSON object of the presence file (and of `slopd status --json`)."""
@@ -120,6 +123,7 @@ class Presence:
             "last_seen": self.last_seen,
             "seats": list(self.seats),
             "stopped": self.stopped,
+            "state": self.state,
         }
 
 
@@ -141,6 +145,7 @@ def parse_presence(data: bytes) -> Presence | None:
             last_seen=str(record["last_seen"]),
             seats=tuple(str(seat) for seat in record.get("seats", ())),
             stopped=record.get("stopped") is True,
+            state=state if isinstance(state := record.get("state"), str) else None,
         )
         aware = datetime.fromisoformat(presence.last_seen).tzinfo is not None
     except (ValueError, KeyError, TypeError):

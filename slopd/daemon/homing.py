@@ -118,6 +118,7 @@ class Homing:
             last_seen=timestamp(parts.clock.wall()),
             seats=tuple(config.seats),
             stopped=stopped,
+            state=str(parts.state_dir),
         )
 
     def stopped(self) -> None:

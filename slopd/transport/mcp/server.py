@@ -7,11 +7,14 @@ Rules:
    `/mcp`. No tool has a `from` or seat argument.
 3. A refusal (`Problem`) is a tool error naming every reason, for the model to act on; nothing
    was written. No tool writes `authorized/`.
+4. Every answer, a tool error too, says when the seat found no running daemon (`daemon_note`,
+   SPEC §14): the seat a tool takes from the `SeatSource` leaves its note for `_as` to add.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextvars import ContextVar
 from typing import Annotated, Any, Literal, TypeVar
 
 from mcp.server import MCPServer
@@ -38,16 +41,34 @@ INSTRUCTIONS = (
 )
 
 
+_NOTE: ContextVar[str | None] = ContextVar("slopd_daemon_note", default=None)  # rule 4, per call
+
+
+def _noting(seats: SeatSource) -> SeatSource:
+    """Rule 4: the seat, its daemon note left for this call's `_as`."""
+
+    def seat_of(context: Context[Any, Any] | None) -> Seat:
+        seat = seats(context)
+        _NOTE.set(seat.daemon_note())
+        return seat
+
+    return seat_of
+
+
 def _as(model: type[M], work: Callable[[], dict[str, Any]]) -> M:
     try:
-        return model.model_validate(work())
+        found = work()
     except Problem as problem:
         reasons = "".join(f"\n- {reason}" for reason in problem.errors if reason != problem.detail)
-        raise ToolError(f"{problem.body()['title']}: {problem.detail}{reasons}") from None
+        note = _NOTE.get()
+        said = f"\n({note})" if note is not None else ""
+        raise ToolError(f"{problem.body()['title']}: {problem.detail}{reasons}{said}") from None
+    return model.model_validate({**found, "daemon_note": _NOTE.get()})
 
 
 def build(seats: SeatSource, guide: Callable[[], str]) -> MCPServer:  # noqa: PLR0915  # one per tool
     server = MCPServer("slopd", instructions=INSTRUCTIONS)
+    seats = _noting(seats)
 
     @server.tool(annotations=READ)
     def slop_hub_info(ctx: Context) -> models.HubInfo:
