@@ -39,7 +39,7 @@ class Finding:
     fix: str | None = None
 
     def line(self) -> str:
-        fix = f"{'' if self.text.endswith('.') else '.'} Fix: {self.fix}" if self.fix else ""
+        fix = f"{'' if self.text.endswith(('.', '?')) else '.'} Fix: {self.fix}" if self.fix else ""
         return f"{self.level:<8}{self.topic}: {self.text}{fix}"
 
 
@@ -93,7 +93,8 @@ def check_config(hub: Path, given: Path | None) -> tuple[list[Finding], Config |
         )
         if "inside the hub" in str(error):
             fix = "move the config outside the hub and pass --config NEWPATH"
-        return [Finding("problem", "config", str(error), fix)], None
+        head = f"{error.where}: " if error.where else ""
+        return [Finding("problem", "config", head + reason, fix) for reason in error.reasons], None
     return [Finding("ok", "config", f"{path} is valid"), *_loose_mode(path, "config")], config
 
 
