@@ -72,7 +72,7 @@ def test_a_running_daemons_claim_is_taken(
 
 PASSED_OVER: list[tuple[str, Callable[[HubDir, Path], dict[str, object]], str]] = [
     ("another host", lambda _hub, _state: {"host": "elsewhere.example"}, ""),
-    ("stopped", lambda _hub, _state: {"stopped": True}, "stopped"),
+    ("stopped", lambda _hub, _state: {"stopped": True}, ""),
     ("a relative path", lambda _hub, _state: {"state": "daemon-state"}, "not an absolute path"),
     ("another pid", lambda _hub, _state: {"pid": 1}, "not the presence's pid 1"),
     ("no such dir", lambda _hub, state: {"state": str(state / "nowhere")}, "cannot be looked at"),

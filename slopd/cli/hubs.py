@@ -10,12 +10,10 @@ from pathlib import Path
 from slopd.core import guide, home
 from slopd.core.errors import UsageError
 from slopd.core.layout import LEDGER_FILE, LOG_FILE
-from slopd.core.vocabulary import MAX_ENVELOPE_BYTES
 from slopd.ops import running
 from slopd.ops import status as status_view
 from slopd.ops import tail as tail_view
 from slopd.shell import hubfile
-from slopd.shell.defaults import default_names
 from slopd.shell.lanes import Hub, require_hub
 from slopd.shell.lanes import init as init_hub
 from slopd.shell.ledger import Ledger
@@ -26,18 +24,34 @@ def _ledger(state: Path) -> Ledger | None:
     return Ledger(path) if path.exists() else None
 
 
+def _watcher(given: str | None) -> tuple[tuple[str, ...], bool | None, int]:
+    """The names the hub's watcher will run with, its `home` setting and max_envelope_bytes:
+    from `--config`, else the default config if there is one, else the defaults (SPEC §14)."""
+    from slopd.shell import config  # noqa: PLC0415  # the TOML reader: only for init
+
+    loaded = config.load(Path(given) if given else None)
+    return loaded.names, loaded.home, loaded.max_envelope_bytes
+
+
 def init(args: argparse.Namespace) -> int:
     root = Path(args.hub)
-    name = args.home or home.specific_name(default_names())
+    names, configured, max_bytes = _watcher(args.config)
+    name = args.home or home.specific_name(names)
     if not home.valid_name(name):
         raise UsageError(f"--home {name!r}: must be watcher:NAME (NAME of A-Z a-z 0-9 . _ @ -)")
-    made = init_hub(root, guide.render(names=default_names(), max_bytes=MAX_ENVELOPE_BYTES))
-    if not args.no_home and hubfile.claim(root, name):
+    made = init_hub(root, guide.render(names=names, max_bytes=max_bytes))
+    claim = not args.no_home and (configured is not False or args.home is not None)
+    if claim and hubfile.claim(root, name):
         made.append(f"{root / home.FOLDER / home.HUB_FILE} (home watcher: {name})")
     for path in made:
         print(f"created {path}")
     if not made:
         print(f"{root}: already a hub; nothing changed")
+    recorded, _problem = hubfile.read_home(root)
+    if recorded is not None and recorded != name and not args.no_home:
+        print(f"note: the hub's home watcher stays {recorded} (move it: slopd hub home --hub {root} {name})")
+    elif not claim and configured is False:
+        print("note: the config says home = false: no home recorded; the home watcher's machine claims it")
     return 0
 
 

@@ -18,6 +18,10 @@ Rules:
    check (`ops.running`): nothing here trusts it.
 5. A seat is answered by one watcher: a seat the home watcher has is the home's; a seat only
    other watchers have is theirs, and the home leaves it (`taken`, from the presence files).
+6. The single-machine trap (SPEC §14): the hub file names a home this watcher is not, the
+   config does not decide, and no watcher of that name has ever left a presence on the hub —
+   then nothing answers `watcher` and `human`, and `unseen_home` names the home so that `slopd
+   run` says so on the terminal and `slopd doctor` fails with the one command that fixes it.
 """
 
 from __future__ import annotations
@@ -88,6 +92,25 @@ def decide(configured: bool | None, hub_home: str | None, names: Iterable[str], 
     if hub_home in set(names):
         return Home(True, hub_home, f"the hub file names {hub_home}, one of this watcher's names")
     return Home(False, hub_home, f"the hub file names {hub_home} as home")
+
+
+def unseen_home(
+    configured: bool | None, hub_home: str | None, names: Iterable[str], presences: Iterable[Presence]
+) -> str | None:
+    """Rule 6: the hub file's home when this watcher is not it and it was never seen, else None."""
+    if configured is not None or hub_home is None or hub_home in set(names):
+        return None
+    return None if any(presence.name == hub_home for presence in presences) else hub_home
+
+
+def unseen_text(home: str, own: str, root: str) -> tuple[str, str]:
+    """Rule 6, in words: what is wrong, and the one command that fixes it."""
+    text = (
+        f"nothing addressed to `watcher` or `human` will be answered: the hub file names {home} as "
+        f"the home watcher, no watcher of that name has ever run on this hub, and this watcher is "
+        f"{own} (a config whose names differ from the ones `slopd init` used?)"
+    )
+    return text, f"slopd hub home --hub {root} {own}"
 
 
 def specific_name(names: Iterable[str]) -> str:

@@ -60,8 +60,8 @@ def locate(root: Path, given: str | Path | None) -> Located:
     host, uid = os.uname().nodename, os.getuid()  # socket.gethostname(), without importing socket
     hub = os.path.realpath(root)
     for presence in sorted(hubfile.presences(root), key=lambda p: (not p.home, p.name, p.host)):
-        if presence.host != host or presence.state is None:
-            continue  # another machine's, or an older slopd's: nothing to check here
+        if presence.host != host or presence.state is None or presence.stopped:
+            continue  # another machine's, an older slopd's, or stopped: nothing to check here
         reason = vouch(presence, hub, uid)
         if reason is None:
             return Located(Path(presence.state), presence.pid, "presence")
