@@ -10,7 +10,8 @@ Rules:
    resolve outside it (SPEC §1) — each refusal is a `SetupError` naming the path.
 2. `start` takes the per-hub lock before anything is written (a second daemon exits 2, naming
    the holder), then configures the log, opens the hub and the ledger; `close` undoes it all.
-3. The config is read once here and again, by the same code, on every reload.
+3. The config is read once here and again, by the same code, on every reload; the
+   allowed-signers file and the tokens file are re-read whenever they change (SPEC §14).
 """
 
 from __future__ import annotations
@@ -22,14 +23,14 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from slopd.core.errors import UsageError
 from slopd.core.intake import Intake
 from slopd.core.layout import LEDGER_FILE, LOG_FILE
 from slopd.core.orders import Trust
 from slopd.daemon.batch import GroupCommit
-from slopd.daemon.gate import Gate
+from slopd.daemon.gate import Gate, Trusted, trusted
 from slopd.daemon.loop import Daemon, warn_skipped
 from slopd.daemon.notices import Notices
 from slopd.daemon.parts import Clock, Parts
@@ -41,6 +42,7 @@ from slopd.shell.config import Config
 from slopd.shell.lanes import Hub, require_hub
 from slopd.shell.ledger import Ledger
 from slopd.shell.notifier import Notifier
+from slopd.shell.reloading import Reloading
 
 WRITER_TIMEOUT = 30.0  # seconds an open writer is waited for before it is presumed gone
 
@@ -66,7 +68,7 @@ class App:
     state: Path
     config_path: Path | None
     config: Config
-    trust: Trust | None
+    trusted: Trusted  # the allowed signers, re-read when the file changes
     hub: Hub
     ledger: Ledger
     log: log.Logger
@@ -76,6 +78,12 @@ class App:
     bell: Bell = field(default_factory=Bell)  # rung after each ledger commit (the reply feed waits on it)
     arrived: Callable[[str, str], None] = lambda _lane, _name: None  # the running daemon's `Arrivals.arrived`
     notices: Notices = field(default_factory=Notices)  # the console's replies, for the daemon's loop
+    watched: list[Reloading[Any]] = field(default_factory=list)  # other trusted files (tokens): re-read
+
+    @property
+    def trust(self) -> Trust | None:
+        """The allowed signers as they are now."""
+        return self.trusted.value if self.trusted is not None else None
 
     def reload_config(self) -> Config:
         return load_config(self.root, self.config_path)
@@ -92,11 +100,12 @@ class App:
             log=logger,
             clock=Clock(self.clock),
             intake=Intake(settle=config.settle, writer_timeout=WRITER_TIMEOUT, track_writers=False),
-            gate=Gate(hub, self.trust, config.auth.sig_grace, self.clock),
+            gate=Gate(hub, self.trusted, config.auth.sig_grace, self.clock),
             notifier=Notifier(config.notify, self.runner, executor.child_environment({}), logger),
             commits=GroupCommit(hub, archive, self.ledger, logger, self.bell),
             runner=self.runner,
             state_dir=self.state,
+            watched=self.watched,
         )
         daemon = Daemon(parts, reload=self.reload_config, notices=self.notices)
         self.arrived = daemon.arrivals.arrived  # in-process writers (HTTP) say a file is complete
@@ -124,12 +133,12 @@ def start(
     """Open a hub for serving (rules 1-2); closed again when the block ends."""
     root = require_hub(root).absolute()  # commands get absolute paths (SLOP_HUB, SLOP_OUT_DIR)
     config = load_config(root, config_path)
-    trust = config_module.load_trust(config)
+    trust = trusted(config, log.get())
     state_path = defaults.state_dir(root, state).absolute()
     config_module.ensure_outside(root, state_path, "the state dir")
     state_path.mkdir(parents=True, exist_ok=True, mode=0o700)
     try:
-        lock_fd = lock.acquire(state_path)
+        lock_fd = lock.acquire(state_path, root)
     except lock.LockHeld as held:
         raise UsageError(f"another slopd holds this hub: {held}") from None
     try:
@@ -140,7 +149,7 @@ def start(
         os.close(lock_fd)
         raise
     opened = App(root, state_path, config_path, config, trust, hub, ledger, log.get(), runner, clock, lock_fd)
-    warn_skipped(opened.log, config, trust)
+    warn_skipped(opened.log, config, opened.trust)
     try:
         yield opened
     finally:

@@ -222,7 +222,9 @@ def fixture_hub(tmp_path: Path) -> HubDir:
     # No home recorded: the first daemon started claims the hub (whatever names its config gives).
     # `slopd init` in this process (the same code as the command, whose own tests spawn it): a
     # process per test's hub cost the suite about a minute on two cores.
-    result = slopd_commands.run("init", "--no-home", str(root))
+    with pytest.MonkeyPatch.context() as patch:  # `init` reads the default config: the test's own
+        patch.setenv("XDG_CONFIG_HOME", made.env["XDG_CONFIG_HOME"])
+        result = slopd_commands.run("init", "--no-home", str(root))
     assert result.returncode == 0, result.stderr
     return made
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from slopd.shell.config import load
+from slopd.shell.config import ConfigError, load, parse
 from tests.conftest import HubDir, body_of, envelope_text, front_matter
 
 
@@ -303,3 +303,57 @@ def test_the_http_table_resolves_its_paths_beside_the_config_and_keeps_tokens_ou
     hub.drop("waiting.md", envelope_text(id="waiting-http"))
     inside = hub.write_config(f'[http]\ntokens = "{hub.root / "tokens"}"\n')
     _refused(hub, _run_with(hub, inside), "the tokens file")
+
+
+THREE_MISTAKES = """\
+settle = "fast"
+
+[executr]
+command = ["/bin/cat"]
+
+[auth]
+max_age = -1
+"""
+
+
+def test_every_mistake_is_reported_at_once_with_did_you_mean(hub: HubDir) -> None:
+    """Three mistakes, three lines, each naming its key; a near miss names the key it resembles;
+    `slopd doctor` lists the same three as problems."""
+    hub.drop("waiting.md", envelope_text(id="waiting-3"))
+    result = _run_with(hub, hub.write_config(THREE_MISTAKES))
+    _refused(hub, result, "3 mistakes")
+    assert result.stderr == (
+        f"slopd run: {hub.config}: 3 mistakes:\n"
+        "  - settle: expected a number, got str 'fast'\n"
+        "  - auth.max_age: must be greater than 0\n"
+        "  - executr: unknown key — did you mean `executor`?\n"
+    )
+    doctor = hub.slopd("doctor", "--hub", str(hub.root), "--config", str(hub.config))
+    assert doctor.returncode == 1
+    problems = [line for line in doctor.stdout.splitlines() if line.startswith("problem config:")]
+    assert [line.split(": ", 2)[2].split(" Fix:")[0].removesuffix(".") for line in problems] == [
+        "settle: expected a number, got str 'fast'",
+        "auth.max_age: must be greater than 0",
+        "executr: unknown key — did you mean `executor`?",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("toml", "said"),
+    [
+        pytest.param("[executor]\ncomand = 1\n", ["executor.command: missing",
+                     "executor.comand: unknown key — did you mean `command`?"], id="nested near miss"),
+        pytest.param('[http]\ntls_cert = 1\n', ["http.tls_cert: expected a non-empty string, got int 1"],
+                     id="no knock-on error"),
+        pytest.param('[actions.a]\ncommand = 1\n[actions.b]\ncommand = 2\n', [
+            "actions.a.command: expected a non-empty list of strings (an argv), got int 1",
+            "actions.b.command: expected a non-empty list of strings (an argv), got int 2",
+        ], id="two actions"),
+        pytest.param("zzz = 1\n", ["zzz: unknown key"], id="nothing close"),
+    ],
+)  # fmt: skip
+def test_each_mistake_once_and_no_knock_on_errors(toml: str, said: list[str]) -> None:
+    """Every mistake is listed once; a key that failed its check adds no second error."""
+    with pytest.raises(ConfigError) as raised:
+        parse(toml)
+    assert list(raised.value.reasons) == said

@@ -402,3 +402,33 @@ def test_a_standup_that_never_stops_changing_is_not_replaced(hub: HubDir) -> Non
         board_hub.close()
     assert len(count) > 1
     assert path.read_text().endswith(f"<!-- edit {len(count)} -->\n")
+
+
+def test_send_wait_exits_1_when_the_answer_is_a_refusal(hub: HubDir) -> None:
+    """`send --wait`: a standup entry refused by lint gets a `result` marked `refused: standup`
+    and exit 1 (and a word on stderr); a filed entry exit 0, unmarked; an `error` reply exit 1."""
+    hub.write_config("settle = 0.05\n")
+
+    def send(kind: str, body: str, *extra: str) -> tuple[int, dict[str, object], str]:
+        done = hub.slopd(
+            "send", "--hub", str(hub.root), "--type", kind, "--from", "claude", "--to", "watcher",
+            *extra, "--wait", "20", "-", stdin=body,
+        )  # fmt: skip
+        _ident, _, reply = done.stdout.partition("\n")
+        return done.returncode, front_matter(reply), done.stderr
+
+    broken = entry("2026-12-01", "Claude", "10:00 UTC").split("\n### What's pending")[0]
+    with hub.running():
+        refused = send("handoff", broken, "--project", "slopd")
+        filed = send("handoff", entry("2026-12-01", "Claude", "11:00 UTC"), "--project", "slopd")
+        bad_project = send("handshake", "Hello.\n", "--project", "Not-A-Project")
+        error = send("instigate", "Run this.\n")  # no executor configured: an error reply
+    code, headers, said = refused
+    assert (code, headers["type"], headers["refused"]) == (1, "result", "standup")
+    assert "slopd send: refused (standup)" in said
+    code, headers, said = filed
+    assert (code, headers["type"], "refused" in headers, said) == (0, "result", False, "")
+    code, headers, _said = bad_project
+    assert (code, headers["type"], headers["refused"]) == (1, "ack", "standup")
+    code, headers, _said = error
+    assert (code, headers["type"]) == (1, "error")

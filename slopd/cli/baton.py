@@ -29,7 +29,8 @@ from slopd.baton.store import Store
 from slopd.baton.tree import BatonError, Tree
 from slopd.core.errors import UsageError
 from slopd.core.ids import stamp_seconds, timestamp
-from slopd.shell import defaults, fs
+from slopd.ops import running
+from slopd.shell import fs
 from slopd.shell.lanes import Hub, require_hub
 
 MAX_LETTER_BYTES = 1 << 20
@@ -91,7 +92,7 @@ def lease(args: argparse.Namespace) -> int:
     hub = Hub(root)
     try:
         tree = _tree(hub, args.vessel)
-        store = Store(defaults.state_dir(root, args.state))
+        store = Store(running.locate(root, args.state).state)
         taken = store.take(args.vessel, args.holder, ttl, tree.generation)
     except BatonError as error:
         raise UsageError(f"{error.filename}: {error.strerror}") from None
@@ -143,7 +144,7 @@ def pack(args: argparse.Namespace) -> int:
     try:
         tree = _tree(hub, args.vessel)
         now = timestamp(datetime.now(UTC))
-        store = Store(defaults.state_dir(root, args.state))
+        store = Store(running.locate(root, args.state).state)
         done = keeper.pack(
             tree,
             store,
@@ -176,7 +177,7 @@ def boot(args: argparse.Namespace) -> int:
         tree = _tree(hub, args.vessel)
         booted = keeper.boot(tree, args.budget)
         if booted.bootable:  # a refused boot (exit 1) is no BATON_RECEIVED
-            Store(defaults.state_dir(root, args.state)).record_boot(
+            Store(running.locate(root, args.state).state).record_boot(
                 args.vessel, booted.generation, bootable=True
             )
     except BatonError as error:
@@ -204,7 +205,7 @@ def registry(args: argparse.Namespace) -> int:
     root = require_hub(args.hub).absolute()
     hub = Hub(root)
     try:
-        entries = registry_of(hub, Store(defaults.state_dir(root, args.state)), now=time.time())
+        entries = registry_of(hub, Store(running.locate(root, args.state).state), now=time.time())
     finally:
         hub.close()
     if args.json:

@@ -6,6 +6,7 @@ import argparse
 import contextlib
 import os
 import signal
+import sys
 import threading
 from pathlib import Path
 from types import FrameType
@@ -13,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from slopd import app
 from slopd.core.errors import UsageError
+from slopd.ops import homes
 
 if TYPE_CHECKING:
     from slopd.transport.server.serve import HttpServer
@@ -26,6 +28,18 @@ def _http_server(hub: app.App, address: str) -> HttpServer:
     except ImportError as missing:
         raise UsageError(f"{_HTTP_EXTRA} ({missing.name} is not installed)") from None
     return serve.HttpServer(hub, serve.parse_address(address))
+
+
+def _say_the_trap(hub: app.App) -> None:
+    """SPEC §14: a watcher that will answer nothing generic says so on the terminal, in a plain
+    paragraph set apart from the JSON lines — only when stderr is a terminal: a service's stderr
+    (journald) and a pipe get JSON only, and the daemon logs it as `hub.home_unseen` anyway."""
+    trap = homes.unseen(hub.root, hub.config)
+    if trap is None or not sys.stderr.isatty():
+        return
+    text, fix = trap
+    then = f"then reload this slopd (kill -HUP {os.getpid()}) or restart it"
+    print(f"\nslopd run: {text}.\n  Fix: {fix}\n  {then}.\n", file=sys.stderr, flush=True)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -43,6 +57,7 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError("--http serves until stopped; it cannot be used with --once")
         http = _http_server(hub, address) if address else None
         daemon = hub.daemon()
+        _say_the_trap(hub)
 
         def on_stop(_signum: int, _frame: FrameType | None) -> None:
             stop.set()

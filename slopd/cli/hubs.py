@@ -11,11 +11,10 @@ from slopd.core import guide, home
 from slopd.core.errors import UsageError
 from slopd.core.layout import LEDGER_FILE, LOG_FILE
 from slopd.core.notes import READ_CHARS, READ_LIMIT, clip, page
-from slopd.core.vocabulary import MAX_ENVELOPE_BYTES
+from slopd.ops import running
 from slopd.ops import status as status_view
 from slopd.ops import tail as tail_view
-from slopd.shell import hubfile, lock
-from slopd.shell.defaults import default_names, state_dir
+from slopd.shell import hubfile
 from slopd.shell.lanes import Hub, require_hub
 from slopd.shell.lanes import init as init_hub
 from slopd.shell.ledger import Ledger
@@ -26,18 +25,34 @@ def _ledger(state: Path) -> Ledger | None:
     return Ledger(path) if path.exists() else None
 
 
+def _watcher(given: str | None) -> tuple[tuple[str, ...], bool | None, int]:
+    """The names the hub's watcher will run with, its `home` setting and max_envelope_bytes:
+    from `--config`, else the default config if there is one, else the defaults (SPEC §14)."""
+    from slopd.shell import config  # noqa: PLC0415  # the TOML reader: only for init
+
+    loaded = config.load(Path(given) if given else None)
+    return loaded.names, loaded.home, loaded.max_envelope_bytes
+
+
 def init(args: argparse.Namespace) -> int:
     root = Path(args.hub)
-    name = args.home or home.specific_name(default_names())
+    names, configured, max_bytes = _watcher(args.config)
+    name = args.home or home.specific_name(names)
     if not home.valid_name(name):
         raise UsageError(f"--home {name!r}: must be watcher:NAME (NAME of A-Z a-z 0-9 . _ @ -)")
-    made = init_hub(root, guide.render(names=default_names(), max_bytes=MAX_ENVELOPE_BYTES))
-    if not args.no_home and hubfile.claim(root, name):
+    made = init_hub(root, guide.render(names=names, max_bytes=max_bytes))
+    claim = not args.no_home and (configured is not False or args.home is not None)
+    if claim and hubfile.claim(root, name):
         made.append(f"{root / home.FOLDER / home.HUB_FILE} (home watcher: {name})")
     for path in made:
         print(f"created {path}")
     if not made:
         print(f"{root}: already a hub; nothing changed")
+    recorded, _problem = hubfile.read_home(root)
+    if recorded is not None and recorded != name and not args.no_home:
+        print(f"note: the hub's home watcher stays {recorded} (move it: slopd hub home --hub {root} {name})")
+    elif not claim and configured is False:
+        print("note: the config says home = false: no home recorded; the home watcher's machine claims it")
     return 0
 
 
@@ -55,8 +70,9 @@ def hub_home(args: argparse.Namespace) -> int:
 
 def status(args: argparse.Namespace) -> int:
     root = require_hub(args.hub)
-    state = state_dir(root, args.state)
-    report = status_view.gather(Hub(root), _ledger(state), lock.holder(state), state)
+    located = running.locate(root, args.state)
+    state = located.state
+    report = status_view.gather(Hub(root), _ledger(state), located.pid, state, located.how)
     if args.json:
         print(json.dumps(report, indent=2, ensure_ascii=False))
     else:
@@ -66,7 +82,7 @@ def status(args: argparse.Namespace) -> int:
 
 def tail(args: argparse.Namespace) -> int:
     root = require_hub(args.hub)
-    path = Path(args.log_file) if args.log_file else state_dir(root, args.state) / LOG_FILE
+    path = Path(args.log_file) if args.log_file else running.locate(root, args.state).state / LOG_FILE
     if not path.exists() and not args.follow:
         raise UsageError(f"{path}: no log yet (has slopd run on this hub with this state dir?)")
     tail_view.show(
@@ -91,7 +107,7 @@ def notes(args: argparse.Namespace) -> int:
     if wrong:
         raise UsageError("; ".join(wrong))
     root = require_hub(args.hub)
-    ledger = _ledger(state_dir(root, args.state))
+    ledger = _ledger(running.locate(root, args.state).state)
     found = ledger.notes(args.search, limit=limit, offset=args.offset) if ledger is not None else []
     total = ledger.count_notes(args.search) if ledger is not None else 0
     bound = max_chars or None

@@ -1,5 +1,6 @@
 """`slopd mcp`: a hub's seat as MCP tools on stdio (SPEC §13), for Claude Code, Cursor, Codex CLI,
-Gemini CLI. The seat is `--seat` (or `SLOPD_SEAT`), fixed for the session."""
+Gemini CLI. The seat is `--seat` (or `SLOPD_SEAT`), fixed for the session; the ledger is the running
+daemon's, found through the hub (`ops.running`) unless `--state` is given."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from pathlib import Path
 
 from slopd.core.envelope import PARTY_PATTERN
 from slopd.core.errors import UsageError
-from slopd.shell import defaults
+from slopd.ops import running
 from slopd.shell.lanes import Hub, require_hub
 
 _MCP_EXTRA = "slopd mcp needs the MCP extra: pip install 'slopd[mcp]'"
@@ -31,8 +32,9 @@ def serve(args: argparse.Namespace) -> int:
 
     root = require_hub(args.hub).absolute()
     config = load_config(root, Path(args.config) if args.config else None)
+    located = running.locate(root, args.state)  # the running daemon's ledger, found through the hub
     hub = Hub(root)
-    desk = Seat(hub, defaults.state_dir(root, args.state), seat, config, trust=load_trust(config))
+    desk = Seat(hub, located.state, seat, config, trust=load_trust(config))
     try:
         mcp_server.build(lambda _context: desk, desk.guide).run()
     finally:

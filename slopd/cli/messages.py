@@ -1,5 +1,9 @@
 """`slopd send`: what an agent runs once per message — drop it into a hub (or post it to the hub's
-HTTP server), maybe await its reply."""
+HTTP server), maybe await its reply.
+
+With `--wait`, the exit status says how the request ended: 0 done, 1 refused — an `error`
+reply, or a reply marked `refused:` (a standup entry that did not lint: a `result`, by the
+discuss rule, that still says no) — or no reply in time."""
 
 from __future__ import annotations
 
@@ -9,6 +13,7 @@ import sys
 from pathlib import Path
 
 from slopd import submit
+from slopd.core import replies
 from slopd.core.assets import Asset
 from slopd.core.envelope import Envelope, EnvelopeError, parse, render
 from slopd.core.errors import UsageError
@@ -74,7 +79,7 @@ def send(args: argparse.Namespace) -> int:
         print(f"slopd send: no reply to {envelope.id} within {args.wait:g} s", file=sys.stderr)
         return 1
     sys.stdout.write(reply.text)
-    return 1 if reply.kind == "error" else 0
+    return _status(reply.kind, reply.text)
 
 
 def _waiting(args: argparse.Namespace, envelope: Envelope) -> tuple[str, ...]:
@@ -137,4 +142,18 @@ def _post(args: argparse.Namespace) -> int:
         print(f"slopd send: no reply to {envelope.id} within {args.wait:g} s", file=sys.stderr)
         return 1
     sys.stdout.write(reply.get("text") or "")
-    return 1 if reply.get("type") == "error" else 0
+    return _status(str(reply.get("type")), reply.get("text") or "")
+
+
+def _status(kind: str, text: str) -> int:
+    """1 when the terminal reply is a refusal (`core.replies.refused`), else 0."""
+    if kind == "error":
+        return 1
+    try:
+        reply = parse(text.encode("utf-8"), name="reply.md")
+    except EnvelopeError:
+        return 0  # slopd writes valid replies; a reply it cannot read was not written by slopd
+    refused = replies.refused(reply)
+    if refused is not None:
+        print(f"slopd send: refused ({refused}): see the reply", file=sys.stderr)
+    return 1 if refused is not None else 0

@@ -7,14 +7,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from slopd.ops import doctor as doctor_checks
+from slopd.ops import running
 from slopd.ops import service as services
-from slopd.shell.defaults import state_dir
 
 
 def doctor(args: argparse.Namespace) -> int:
     hub = Path(args.hub).expanduser().absolute()
     config = Path(args.config).expanduser() if args.config else None
-    findings = doctor_checks.diagnose(hub, config, state_dir(hub, args.state), datetime.now(UTC))
+    findings = doctor_checks.diagnose(hub, config, running.locate(hub, args.state), datetime.now(UTC))
     for finding in findings:
         print(finding.line())
     problems = [finding.topic for finding in findings if finding.level == "problem"]

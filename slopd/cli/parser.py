@@ -87,10 +87,12 @@ def _hub_commands(command: Command) -> None:
     sub = command("init", "slopd.cli.hubs:init", "create the lanes and HUB.md (changes nothing that exists)")
     sub.add_argument("hub", metavar="HUB")
     homing = sub.add_mutually_exclusive_group()
-    text = "the hub's home watcher, the one that answers `watcher` (default: watcher:THIS-HOST)"
+    text = "the hub's home watcher, the one that answers `watcher` (default: the config's watcher:NAME)"
     homing.add_argument("--home", metavar="watcher:NAME", help=text)
     text = "record no home: the first watcher that starts on the hub claims it"
     homing.add_argument("--no-home", action="store_true", help=text)
+    text = "the config the watcher will run with: its names give the home (default: the default config)"
+    sub.add_argument("--config", help=text)
 
     sub = command("hub", "slopd.cli.hubs:hub_home", "the hub's own settings: `slopd hub home`")
     verbs = sub.add_subparsers(dest="verb", required=True)

@@ -80,7 +80,9 @@ run from `inbox/`: they run only from human-signed orders in `authorized/`.
 tag in on `standups/NAME.md`, and to a `handoff` whose body is one MEP entry (`## YYYY-MM-DD —
 Agent | Platform | session-type`, a `**Tag-in:** … | **Tag-out:** …` line, `### What happened`,
 `### What's pending` with `- [ ]` tasks, optionally `### Watch out for`) to file it there and tag
-out. The `result` lists the project's open tasks by owner, or why the entry was not filed.
+out. The `result` lists the project's open tasks by owner, or why the entry was not filed; a
+reply to an entry (or a `project:`) that was refused carries `refused: standup` in its front
+matter, so a script can tell a refusal from a filed entry without reading the text.
 
 **Duplicates and conflicts.** The same message again (the same bytes under an id the watcher
 has seen) is archived and ignored: no second run, no second reply. Other content under an id

@@ -14,8 +14,14 @@ Rules:
    presences that both say home are an error (`rivals`) — one name on two hosts too. Sync-client
    conflict copies of a presence are read like the original; the newest record of each name and
    host wins. A watcher that stops says so in its presence (`stopped`): it counts as stale.
+   A presence names its state dir (`state`), a claim that only a command on the same host can
+   check (`ops.running`): nothing here trusts it.
 5. A seat is answered by one watcher: a seat the home watcher has is the home's; a seat only
    other watchers have is theirs, and the home leaves it (`taken`, from the presence files).
+6. The single-machine trap (SPEC §14): the hub file names a home this watcher is not, the
+   config does not decide, and no watcher of that name has ever left a presence on the hub —
+   then nothing answers `watcher` and `human`, and `unseen_home` names the home so that `slopd
+   run` says so on the terminal and `slopd doctor` fails with the one command that fixes it.
 """
 
 from __future__ import annotations
@@ -88,6 +94,25 @@ def decide(configured: bool | None, hub_home: str | None, names: Iterable[str], 
     return Home(False, hub_home, f"the hub file names {hub_home} as home")
 
 
+def unseen_home(
+    configured: bool | None, hub_home: str | None, names: Iterable[str], presences: Iterable[Presence]
+) -> str | None:
+    """Rule 6: the hub file's home when this watcher is not it and it was never seen, else None."""
+    if configured is not None or hub_home is None or hub_home in set(names):
+        return None
+    return None if any(presence.name == hub_home for presence in presences) else hub_home
+
+
+def unseen_text(home: str, own: str, root: str) -> tuple[str, str]:
+    """Rule 6, in words: what is wrong, and the one command that fixes it."""
+    text = (
+        f"nothing addressed to `watcher` or `human` will be answered: the hub file names {home} as "
+        f"the home watcher, no watcher of that name has ever run on this hub, and this watcher is "
+        f"{own} (a config whose names differ from the ones `slopd init` used?)"
+    )
+    return text, f"slopd hub home --hub {root} {own}"
+
+
 def specific_name(names: Iterable[str]) -> str:
     """This watcher's own `watcher:NAME` (the first), the name it presents and claims with."""
     for name in names:
@@ -107,6 +132,7 @@ class Presence:
     last_seen: str  # ISO 8601 UTC
     seats: tuple[str, ...] = ()
     stopped: bool = False  # written at shutdown: it acts as nothing until it starts again
+    state: str | None = None  # its state dir, for commands on the same host (`ops.running`)
 
     def record(self) -> dict[str, object]:
         """The JSON object of the presence file (and of `slopd status --json`)."""
@@ -120,6 +146,7 @@ class Presence:
             "last_seen": self.last_seen,
             "seats": list(self.seats),
             "stopped": self.stopped,
+            "state": self.state,
         }
 
 
@@ -141,6 +168,7 @@ def parse_presence(data: bytes) -> Presence | None:
             last_seen=str(record["last_seen"]),
             seats=tuple(str(seat) for seat in record.get("seats", ())),
             stopped=record.get("stopped") is True,
+            state=state if isinstance(state := record.get("state"), str) else None,
         )
         aware = datetime.fromisoformat(presence.last_seen).tzinfo is not None
     except (ValueError, KeyError, TypeError):

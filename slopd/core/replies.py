@@ -8,6 +8,9 @@ Rules:
 3. The notification is never the whole payload: ping → the short text (an error also says
    what it answers), hybrid → a summary of
    at most 280 characters and the path, deliverable → the path only, silent → nothing.
+4. A `result` or `ack` that answers a request whose effect was refused (a standup entry that
+   does not lint) carries `refused: WHAT` in its front matter: a refusal machines can read,
+   though by the discuss rule it is not an `error` (`refused`).
 """
 
 from __future__ import annotations
@@ -43,10 +46,13 @@ def _reply(
     watcher: str,
     now: datetime,
     file: str | None = None,
+    refused: str | None = None,
 ) -> Envelope:
     extra: dict[str, str] = {"class": reply_class.value}
     if file is not None:
         extra["file"] = file
+    if refused is not None:
+        extra["refused"] = refused
     return Envelope(
         protocol=PROTOCOL,
         id=id,
@@ -66,7 +72,9 @@ def reply_class(reply: Envelope) -> ReplyClass:
     return ReplyClass(str(reply.extra["class"]))
 
 
-def ack(*, answering: str, to: str, text: str, mode: str, watcher: str, now: datetime) -> Envelope:
+def ack(
+    *, answering: str, to: str, text: str, mode: str, watcher: str, now: datetime, refused: str | None = None
+) -> Envelope:
     return _reply(
         kind="ack",
         id=reply_id(answering, "ack"),
@@ -77,6 +85,7 @@ def ack(*, answering: str, to: str, text: str, mode: str, watcher: str, now: dat
         mode=mode,
         watcher=watcher,
         now=now,
+        refused=refused,
     )
 
 
@@ -89,6 +98,7 @@ def result(
     watcher: str,
     now: datetime,
     files: bool = False,
+    refused: str | None = None,
 ) -> Envelope:
     if files:
         chosen = ReplyClass.DELIVERABLE
@@ -106,6 +116,7 @@ def result(
         mode=mode,
         watcher=watcher,
         now=now,
+        refused=refused,
     )
 
 
@@ -217,3 +228,11 @@ def incoming(envelope: Envelope) -> str:
         f"{envelope.type} from {envelope.sender} for {envelope.in_reply_to}: {envelope.body}",
         SHORT_TEXT,
     )
+
+
+def refused(reply: Envelope) -> str | None:
+    """Rule 4: what the request asked for that was refused, or None; an `error` is a refusal too."""
+    if reply.type == "error":
+        return "error"
+    value = reply.extra.get("refused")
+    return value if isinstance(value, str) and value else None

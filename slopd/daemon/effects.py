@@ -36,7 +36,7 @@ from slopd.daemon.parts import Parts
 from slopd.daemon.plans import Input
 from slopd.daemon.recovery import Recoveries
 from slopd.daemon.runs import Runs
-from slopd.daemon.standups import Standups
+from slopd.daemon.standups import REFUSED, Note, Standups
 from slopd.shell.archive import Move
 
 
@@ -83,9 +83,16 @@ class Effects:
                 note = (
                     self.standups.note(envelope, input.log) if reply_id(key, "result") not in sent else None
                 )
-                text += "" if note is None else "\n" + note
+                text += "" if note is None else "\n" + note.text
+                refused = REFUSED if note is not None and note.refused else None
                 reply = replies.result(
-                    answering=envelope.id, to=sender, text=text, mode="discuss", watcher=watcher, now=now
+                    answering=envelope.id,
+                    to=sender,
+                    text=text,
+                    mode="discuss",
+                    watcher=watcher,
+                    now=now,
+                    refused=refused,
                 )
                 self._complete(batch, input, key, reply, sent, envelope)
             case Execute(target):
@@ -137,6 +144,7 @@ class Effects:
     def _acknowledge(self, batch: Batch, plan: plans.Perform) -> None:
         """A silent ack; a note is indexed first."""
         envelope, watcher = plan.envelope, self.parts.config.watcher
+        note: Note | None = None
         if envelope.type == "note":
             self._index_note(batch, envelope, plan.input)
             text = "Note indexed into notes/INDEX.md."
@@ -147,7 +155,7 @@ class Effects:
                 if reply_id(envelope.key, "ack") not in plan.sent
                 else None
             )
-            text += "" if note is None else " " + note
+            text += "" if note is None else " " + note.text
         reply = replies.ack(
             answering=envelope.id,
             to=envelope.sender,
@@ -155,6 +163,7 @@ class Effects:
             mode="discuss",
             watcher=watcher,
             now=self.parts.clock.wall(),
+            refused=REFUSED if note is not None and note.refused else None,
         )
         self._complete(batch, plan.input, envelope.key, reply, plan.sent, envelope)
 

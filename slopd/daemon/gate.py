@@ -14,6 +14,10 @@ Rules:
    at again every `ASSET_POLL` seconds (the assets folder is not watched); after the grace, or
    at once for a file that is there but not the one referenced, it is refused naming it
    (`core.assets.check`).
+6. The allowed-signers file is looked at (one stat) before each order is verified, and re-read
+   when it changed (`shell.reloading`, SPEC §14): an order checked after an edit uses the new
+   file, with no signal. A file that cannot be read or parsed keeps the last good trust; one
+   that lists no signer any more is taken as it is: every key was revoked.
 """
 
 from __future__ import annotations
@@ -25,8 +29,12 @@ from datetime import datetime
 from slopd.core import assets, orders, sshsig
 from slopd.core.envelope import Envelope
 from slopd.core.verdicts import Invalid, Verification
+from slopd.shell import reloading
+from slopd.shell.config import Config, load_trust
 from slopd.shell.fs import MISSING, Contents
 from slopd.shell.lanes import Hub
+from slopd.shell.log import Logger
+from slopd.shell.reloading import Reloading
 
 LANE = "authorized"
 ASSET_POLL = 1.0
@@ -41,13 +49,40 @@ class Hold:
     first: bool
 
 
+Trusted = Reloading[orders.Trust | None] | None  # None: no allowed-signers file is configured
+
+
+def trusted(config: Config, log: Logger) -> Trusted:
+    """Rule 6: the configured allowed signers, loaded now (a `ConfigError` if they cannot be)."""
+    path = config.auth.allowed_signers
+    if path is None:
+        return None
+    seen = reloading.version(path)  # before the read: an edit during it is seen next time
+    return Reloading(
+        path,
+        lambda: load_trust(config, empty=True),
+        load_trust(config),
+        seen,
+        log,
+        "trust",
+        facts=lambda trust: {
+            "signers": len(trust.signers) if trust is not None else 0,
+            "skipped": len(trust.skipped) if trust is not None else 0,
+        },
+    )
+
+
 class Gate:
-    def __init__(self, hub: Hub, trust: orders.Trust | None, grace: float, clock: Callable[[], datetime]):
-        self.hub, self.trust, self.grace, self.clock = hub, trust, grace, clock
+    def __init__(self, hub: Hub, trusted: Trusted, grace: float, clock: Callable[[], datetime]):
+        self.hub, self.trusted, self.grace, self.clock = hub, trusted, grace, clock
         # When each held thing was first seen: an order or a lone sidecar by name, an envelope
         # waiting for assets by (lane, name).
         self._first_seen: dict[Hashable, float] = {}
         self._waiting: dict[str, str] = {}  # sidecar -> the order waiting for it
+
+    @property
+    def trust(self) -> orders.Trust | None:
+        return self.trusted.value if self.trusted is not None else None
 
     def _seen(self, name: Hashable, now: float) -> tuple[float, bool]:
         first = name not in self._first_seen
@@ -70,7 +105,8 @@ class Gate:
                 self._waiting.update(dict.fromkeys(missing, name))
                 return Hold(", ".join(missing), since + self.grace, first)
         self.forget(name)
-        return orders.check(envelope, message, signatures, self.trust, self.clock())
+        trust = self.trusted.check() if self.trusted is not None else None  # rule 6
+        return orders.check(envelope, message, signatures, trust, self.clock())
 
     def attachments(self, lane: str, name: str, envelope: Envelope, now: float) -> Hold | Invalid | None:
         """Rule 5: hold `lane/name` for its assets, refuse it for one, or None when all are here."""

@@ -13,6 +13,9 @@ Rules:
    `HANDOVER_POLL` seconds (the old home steps down at its reload or stop, or its presence
    goes stale).
    Only the trusted config (`home = true`) skips the wait.
+5. A hub file naming a home that never ran on the hub, while this watcher is not it (the
+   single-machine trap, `core.home.unseen_home`), is a warning in the log, `hub.home_unseen`,
+   with the command that fixes it: at start and reload, once per home named.
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ class Homing:
         self.handing_over = False
         self.changed = False  # what this watcher answers changed: look at what it left again
         self._rivals: tuple[str, ...] = ()
+        self._unseen: str | None = None
 
     def resolve(self, others: list[Presence] | None = None) -> Home:
         """Rule 1, then rule 2 (`others`: the presence files, when just read)."""
@@ -87,12 +91,22 @@ class Homing:
                     answering=sorted(set(config.names) - home.GENERIC | set(config.seats)),
                     leaving=sorted(home.GENERIC),
                 )
+        self._say_unseen(home.unseen_home(config.home, hub_home, config.names, others))
         if self.current is not None and decided.home != self.current.home:
             self.changed = True
         self.current = decided
         self._apply(others)
         self.next_presence = 0.0
         return decided
+
+    def _say_unseen(self, unseen: str | None) -> None:
+        """Rule 5, once per home it names."""
+        if unseen is not None and unseen != self._unseen:
+            parts = self.parts
+            own = home.specific_name(parts.config.names)
+            text, fix = home.unseen_text(unseen, own, str(parts.hub.root))
+            parts.log.warning("hub.home_unseen", home=unseen, this_watcher=own, reason=text, fix=fix)
+        self._unseen = unseen
 
     def _presence(self, *, stopped: bool = False) -> Presence:
         parts, config = self.parts, self.parts.config
@@ -107,6 +121,7 @@ class Homing:
             last_seen=timestamp(parts.clock.wall()),
             seats=tuple(config.seats),
             stopped=stopped,
+            state=str(parts.state_dir),
         )
 
     def stopped(self) -> None:

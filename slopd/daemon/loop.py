@@ -15,6 +15,9 @@ Rules:
 5. SIGHUP reloads the config (an invalid one is logged and the old one kept) and decides the
    home watcher again (`daemon.homing`), which also refreshes this watcher's presence; SIGTERM stops
    taking work, lets running jobs finish for `grace` seconds, then cancels them.
+6. Without a signal, the allowed-signers file and the other trusted files (`parts.watched`)
+   are looked at once a second (one stat each) and re-read when they changed (SPEC §14);
+   the inputs' path pays nothing for it.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from slopd.daemon import plans
 from slopd.daemon.arrivals import Arrivals
 from slopd.daemon.batch import Batch, Where
 from slopd.daemon.effects import Effects
+from slopd.daemon.gate import trusted
 from slopd.daemon.homing import Homing
 from slopd.daemon.notices import Notices, carry_out
 from slopd.daemon.parts import Parts
@@ -36,7 +40,7 @@ from slopd.daemon.pipeline import Pipeline
 from slopd.daemon.recovery import Recoveries
 from slopd.daemon.runs import Runs
 from slopd.daemon.standups import Standups
-from slopd.shell.config import Config, load_trust
+from slopd.shell.config import Config
 from slopd.shell.lanes import Entry, signature_of
 from slopd.shell.log import Logger
 from slopd.shell.sdnotify import SystemdNotifier
@@ -62,6 +66,7 @@ class Daemon:
         self.systemd = SystemdNotifier()
         self._reload_requested = self._rescan_requested = False
         self._last_status = ""
+        self._next_look = 0.0
 
     # -- what signal handlers may call -----------------------------------------------------
 
@@ -107,6 +112,7 @@ class Daemon:
                 if once and self._drained():
                     break
                 self._report_health()
+                self._look_at_trusted_files(time.monotonic())
                 self.homing.tick(time.monotonic())
                 if self.homing.changed:  # inputs it left may be its own now, or no longer
                     self.homing.changed = False
@@ -143,6 +149,7 @@ class Daemon:
             self.parts.notifier.tick(now),
             self.systemd.ping_due(now),
             self.homing.next_presence,
+            self._next_look,
         )
         self.wakeup.wait(timeout=max(deadline - time.monotonic(), 0.0))
         self.wakeup.clear()
@@ -248,6 +255,12 @@ class Daemon:
         if self.arrivals.healthy():
             self.systemd.ping(time.monotonic())
 
+    def _look_at_trusted_files(self, now: float) -> None:
+        """Rule 6: a stat a second per file; a changed file is re-read (and logged) at once."""
+        parts = self.parts
+        files = [parts.gate.trusted, *parts.watched] if parts.gate.trusted is not None else parts.watched
+        self._next_look = min((watched.poll(now) for watched in files), default=float("inf"))
+
     def _reload(self) -> None:
         """SIGHUP: take the new config, or keep the old one and say which key is wrong."""
         self._reload_requested = False
@@ -261,9 +274,11 @@ class Daemon:
 
     def _apply_reload(self, reload: Reload) -> None:
         parts = self.parts
+        for watched in parts.watched:
+            watched.check()  # the tokens file, at once (rule 6)
         try:
             config = reload()
-            trust = load_trust(config)
+            trust = trusted(config, parts.log)
         except Exception as error:  # any failure keeps the running config
             parts.log.error("config.reload_failed", reason=str(error))
             parts.last_error = f"reload failed: {error}"
@@ -271,8 +286,8 @@ class Daemon:
         parts.config = config  # and the policy, decided with the home below
         parts.notifier.argv = config.notify
         parts.intake.settle = config.settle
-        parts.gate.trust, parts.gate.grace = trust, config.auth.sig_grace
-        warn_skipped(parts.log, config, trust)
+        parts.gate.trusted, parts.gate.grace = trust, config.auth.sig_grace
+        warn_skipped(parts.log, config, parts.gate.trust)
         self.homing.resolve()
         self.runs.reconfigure(config)
         parts.intake.release_all()

@@ -6,6 +6,8 @@ Rules:
 2. Only the main loop's thread touches the hub, the ledger and `in_flight`; worker threads
    run commands and hand results back (`daemon.jobs`).
 3. Wall-clock time comes from `clock`, monotonic time is passed in as `now`.
+4. `watched` holds the trusted files other parts re-read when they change (the HTTP server's
+   tokens file): the loop looks at each once a second and at SIGHUP, so a change is logged soon.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from slopd.core.ids import timestamp
 from slopd.core.intake import Intake
@@ -27,6 +30,7 @@ from slopd.shell.lanes import Hub
 from slopd.shell.ledger import Ledger
 from slopd.shell.log import Logger
 from slopd.shell.notifier import Notifier
+from slopd.shell.reloading import Reloading
 
 
 class Clock:
@@ -61,6 +65,7 @@ class Parts:
     in_flight: set[Where] = field(default_factory=set)  # inputs whose job is queued or running
     last_error: str | None = None
     recheck_homes: Callable[[], None] = lambda: None  # re-read who else watches (`daemon.homing`)
+    watched: list[Reloading[Any]] = field(default_factory=list)  # trusted files besides allowed_signers
 
     def __post_init__(self) -> None:
         self.policy = self.config.policy()

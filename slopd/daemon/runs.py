@@ -30,7 +30,7 @@ from slopd.core.targets import EXECUTOR, Target, TargetKind
 from slopd.daemon.jobs import SUMMARIZER, Job, JobPool, Work
 from slopd.daemon.parts import Parts
 from slopd.daemon.plans import Answer, Input, Plan, Reply
-from slopd.daemon.standups import Standups
+from slopd.daemon.standups import REFUSED, Standups
 from slopd.shell import executor, fs
 from slopd.shell.config import Command, Config
 
@@ -157,10 +157,11 @@ class Runs:
             reply = replies.result(
                 answering=envelope.id,
                 to=envelope.sender,
-                text=text if note is None else f"{text}\n{note}",
+                text=text if note is None else f"{text}\n{note.text}",
                 mode="discuss",
                 watcher=parts.config.watcher,
                 now=parts.clock.wall(),
+                refused=REFUSED if note is not None and note.refused else None,
             )
             return Reply(job.input, job.key, reply, sent, envelope)
         outcome = outcomes.of_run(

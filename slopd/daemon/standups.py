@@ -9,9 +9,15 @@ Rules (SPEC §10):
    idempotent, so an input redone after a crash never files its entry twice.
 3. A standup that cannot be written is handled like a reply that cannot be written: the
    error propagates, nothing is answered, and the input stays in its lane for the next scan.
+4. A change the standup refused (an entry that does not lint, a bad project name) is still
+   answered by the envelope's usual reply (a `result`, by the discuss rule; a handshake's
+   `ack`), and that reply says so to machines too: `refused: standup` in its front matter
+   (`Note.refused`), so `slopd send --wait` exits 1 as for an `error`.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from slopd.core.envelope import Envelope
 from slopd.daemon.parts import Parts
@@ -20,24 +26,35 @@ from slopd.handoff.board import Board
 from slopd.shell.log import Logger
 
 
+@dataclass(frozen=True, slots=True)
+class Note:
+    """What the reply says about the standup (rule 2), and whether the change was refused (rule 4)."""
+
+    text: str
+    refused: bool = False
+
+
+REFUSED = "standup"  # the reply's `refused:` value when the standup refused the change (rule 4)
+
+
 class Standups:
     def __init__(self, parts: Parts) -> None:
         self.parts = parts
         self.board = Board(parts.hub)
 
-    def note(self, envelope: Envelope, log: Logger) -> str | None:
+    def note(self, envelope: Envelope, log: Logger) -> Note | None:
         """Rule 2: carry out what `envelope` does to its standup; the reply's paragraph about it."""
         project = envelope.extra.get("project")
         if envelope.type not in ("handoff", "handshake") or project is None:
             return None
         if not isinstance(project, str) or standup.PROJECT.fullmatch(project) is None:
             log.warning("standup.refused", project=str(project), reason="not a project name")
-            return digest.refused_project(project)
+            return Note(digest.refused_project(project), refused=True)
         try:
             if envelope.type == "handshake":
                 text = self.board.tag_in(project, envelope.sender, self.parts.clock.stamp())
                 log.info("standup.tagged_in", project=project, seat=envelope.sender)
-                return digest.tagged_in(project, envelope.sender, text)
+                return Note(digest.tagged_in(project, envelope.sender, text))
             filed = self.board.file_handoff(project, envelope.sender, envelope.body.lstrip("\r\n"))
         except OSError as error:
             log.error("standup.failed", project=project, reason=str(error), action="retried")
@@ -46,4 +63,4 @@ class Standups:
             log.info("standup.filed", project=project, seat=envelope.sender)
         else:
             log.warning("standup.entry_refused", project=project, findings=[f.rule for f in filed.findings])
-        return digest.filed(project, filed.text, filed.findings)
+        return Note(digest.filed(project, filed.text, filed.findings), refused=not filed.added)

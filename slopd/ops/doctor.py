@@ -21,8 +21,9 @@ from pathlib import Path
 
 from slopd.core.layout import LANES
 from slopd.ops import homes
+from slopd.ops.running import Located
 from slopd.shell import config as config_module
-from slopd.shell import defaults, lock
+from slopd.shell import defaults
 from slopd.shell.config import Command, Config, ConfigError
 
 CLOCK_SLACK = 300  # seconds the newest file in the hub may be ahead of our clock
@@ -38,7 +39,7 @@ class Finding:
     fix: str | None = None
 
     def line(self) -> str:
-        fix = f"{'' if self.text.endswith('.') else '.'} Fix: {self.fix}" if self.fix else ""
+        fix = f"{'' if self.text.endswith(('.', '?')) else '.'} Fix: {self.fix}" if self.fix else ""
         return f"{self.level:<8}{self.topic}: {self.text}{fix}"
 
 
@@ -92,7 +93,8 @@ def check_config(hub: Path, given: Path | None) -> tuple[list[Finding], Config |
         )
         if "inside the hub" in str(error):
             fix = "move the config outside the hub and pass --config NEWPATH"
-        return [Finding("problem", "config", str(error), fix)], None
+        head = f"{error.where}: " if error.where else ""
+        return [Finding("problem", "config", head + reason, fix) for reason in error.reasons], None
     return [Finding("ok", "config", f"{path} is valid"), *_loose_mode(path, "config")], config
 
 
@@ -239,13 +241,16 @@ def check_inotify() -> Iterator[Finding]:
         yield Finding("ok", "inotify", text)
 
 
-def check_daemon(state: Path) -> Iterator[Finding]:
-    pid = lock.holder(state)
+def check_daemon(located: Located) -> Iterator[Finding]:
+    state, pid = located.state, located.pid
     if pid is None:
         yield Finding("info", "daemon", f"no slopd holds this hub (state dir {state})")
     else:
         shown = "unknown pid" if pid < 0 else f"pid {pid}"
-        yield Finding("info", "daemon", f"slopd ({shown}) holds this hub (state dir {state})")
+        how = ", found through the hub" if located.how == "presence" else ""
+        yield Finding("info", "daemon", f"slopd ({shown}) holds this hub (state dir {state}{how})")
+    for claim in located.passed_over:
+        yield Finding("info", "daemon", f"a presence file {claim}")
 
 
 def filesystem_type(path: Path, mountinfo: str) -> str | None:
@@ -281,8 +286,8 @@ def check_filesystem(hub: Path) -> Iterator[Finding]:
         yield Finding("ok", "filesystem", f"the hub is on {kind or 'an unknown filesystem'}")
 
 
-def diagnose(hub: Path, config_path: Path | None, state: Path, now: datetime) -> list[Finding]:
-    findings = [*check_hub(hub), *check_state(hub, state)]
+def diagnose(hub: Path, config_path: Path | None, located: Located, now: datetime) -> list[Finding]:
+    findings = [*check_hub(hub), *check_state(hub, located.state)]
     config_findings, config = check_config(hub, config_path)
     findings += config_findings
     if config is None:
@@ -291,5 +296,5 @@ def diagnose(hub: Path, config_path: Path | None, state: Path, now: datetime) ->
     else:
         findings += [*check_signers(hub, config), *check_commands(config)]
         findings += [Finding(level, "home", text, fix) for level, text, fix in homes.check(hub, config, now)]
-    findings += [*check_clock(hub, now), *check_inotify(), *check_daemon(state), *check_filesystem(hub)]
+    findings += [*check_clock(hub, now), *check_inotify(), *check_daemon(located), *check_filesystem(hub)]
     return findings

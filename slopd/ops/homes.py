@@ -5,6 +5,8 @@ Rules:
    without a daemon, and never changes anything.
 2. A watcher whose presence is older than `core.home.PRESENCE_STALE` is listed as stale and
    not counted; two fresh watchers acting as home are reported as an error.
+3. A hub file naming a home that never ran on the hub, for a watcher that is not it (the
+   single-machine trap), is a problem for doctor, fixed by one `slopd hub home` command.
 """
 
 from __future__ import annotations
@@ -53,13 +55,25 @@ def render(info: dict[str, Any]) -> list[str]:
     return lines
 
 
+def unseen(root: Path, config: Config) -> tuple[str, str] | None:
+    """The single-machine trap (SPEC §14, `core.home.unseen_home`): what is wrong and the one
+    command that fixes it, or None."""
+    name, _problem = hubfile.read_home(root)
+    found = home.unseen_home(config.home, name, config.names, hubfile.presences(root))
+    return None if found is None else home.unseen_text(found, home.specific_name(config.names), str(root))
+
+
 def check(root: Path, config: Config, now: datetime) -> Iterator[tuple[str, str, str | None]]:
     """`slopd doctor`'s findings (level, text, fix) about the home watcher, for this config."""
     name, problem = hubfile.read_home(root)
     decided = home.decide(config.home, name, config.names, problem)
     own = home.specific_name(config.names)
     move = f"slopd hub home --hub {root} {own}, then reload every slopd on the hub"
-    if problem is not None:
+    trap = unseen(root, config)
+    if trap is not None:
+        text, fix = trap
+        yield "problem", f"{text}; after the fix, reload slopd if it runs", fix
+    elif problem is not None:
         yield "problem", f"the hub file is unreadable: {problem}; no watcher acts as home", move
     elif config.home is not None:
         verb = "is" if decided.home else "is not"

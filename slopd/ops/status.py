@@ -104,7 +104,10 @@ def last_error(log_file: Path) -> dict[str, Any] | None:
     return None
 
 
-def gather(hub: Hub, ledger: Ledger | None, holder: int | None, state: Path) -> dict[str, Any]:
+def gather(
+    hub: Hub, ledger: Ledger | None, holder: int | None, state: Path, found_by: str = "given"
+) -> dict[str, Any]:
+    """`found_by`: how the state dir was chosen (`ops.running`: given, presence, default)."""
     since = None
     if holder is not None:
         try:
@@ -119,6 +122,7 @@ def gather(hub: Hub, ledger: Ledger | None, holder: int | None, state: Path) -> 
     report: dict[str, Any] = {
         "hub": str(hub.root),
         "state": str(state),
+        "state_found_by": found_by,
         "daemon": {
             "running": holder is not None,
             "pid": holder if holder and holder > 0 else None,
@@ -153,7 +157,8 @@ def gather(hub: Hub, ledger: Ledger | None, holder: int | None, state: Path) -> 
 def render(report: dict[str, Any]) -> str:
     daemon = report["daemon"]
     running = f"running (pid {daemon['pid']}) since {daemon['since']}" if daemon["running"] else "not running"
-    lines = [f"hub:     {report['hub']}", f"state:   {report['state']}", f"daemon:  {running}"]
+    how = " (the running daemon's, found through the hub)" if report["state_found_by"] == "presence" else ""
+    lines = [f"hub:     {report['hub']}", f"state:   {report['state']}{how}", f"daemon:  {running}"]
     lines += homes.render(report["hub_watchers"])
     for lane, info in report["lanes"].items():
         if "error" in info:

@@ -1,7 +1,9 @@
 """The operator's configuration: TOML with exactly the keys of SPEC §8, strictly checked.
 
 Rules:
-1. An unknown key or a wrong type is a `ConfigError` naming the key (`executor.timeout`).
+1. An unknown key or a wrong type is a `ConfigError` naming the key (`executor.timeout`). Every
+   mistake of a file is reported at once, each naming its key; an unknown key close to a key
+   valid at its level says which (`executr: unknown key — did you mean `executor`?`).
 2. No config file at the default path means the safe embedded defaults: ack, discuss and
    index; execute requests are answered with an error.
 3. The config, the allowed-signers file and the state dir never live inside the hub: trusted
@@ -15,7 +17,7 @@ import math
 import os
 import re
 import tomllib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -34,7 +36,18 @@ T = TypeVar("T")
 
 
 class ConfigError(SetupError):
-    """The configuration or the set-up around it is unusable; the message names the key or path."""
+    """The configuration or the set-up around it is unusable; the message names the key or path.
+
+    `reasons` holds every mistake found (rule 1), `where` the file they are in."""
+
+    def __init__(self, *reasons: str, where: str | None = None) -> None:
+        self.reasons, self.where = reasons, where
+        head = f"{where}: " if where else ""
+        if len(reasons) == 1:
+            text = head + reasons[0]
+        else:
+            text = f"{head}{len(reasons)} mistakes:" + "".join(f"\n  - {reason}" for reason in reasons)
+        super().__init__(text)
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,7 +136,7 @@ def load(path: Path | None) -> Config:
     try:
         config = parse(text)
     except ConfigError as error:
-        raise ConfigError(f"{path}: {error}") from None
+        raise ConfigError(*error.reasons, where=str(path)) from None
     # Relative paths are relative to the config file, not to wherever the daemon happens to start,
     # and commands get them absolute.
     base = path.absolute().parent
@@ -172,25 +185,64 @@ def parse(text: str) -> Config:
 
 
 class _Table:
-    """A TOML table being read: every key taken is checked; `finish` rejects the leftovers."""
+    """A TOML table being read: every key taken is checked; `finish` rejects the leftovers.
+
+    A check that fails is noted and its default taken, so that the rest is checked too;
+    `finish` raises one `ConfigError` with every mistake of the table and of the tables in it."""
 
     def __init__(self, value: object, where: str) -> None:
         if not isinstance(value, dict):
             raise ConfigError(f"{where or 'the config'}: must be a table")
         self.values: dict[str, Any] = dict(value)
         self.where = where
+        self.known: list[str] = []  # the keys valid here: every name taken
+        self.failed: set[str] = set()
+        self.errors: list[str] = []
 
     def key(self, name: str) -> str:
         return f"{self.where}.{name}" if self.where else name
 
     def take(self, name: str, check: Callable[[object, str], T], default: T) -> T:
+        self.known.append(name)
         if name not in self.values:
             return default
-        return check(self.values.pop(name), self.key(name))
+        try:
+            return check(self.values.pop(name), self.key(name))
+        except ConfigError as error:
+            self.failed.add(name)
+            self.errors.extend(error.reasons)
+            return default
+
+    def error(self, reason: str) -> None:
+        """A mistake found after the keys were taken (a missing key, two keys that disagree)."""
+        self.errors.append(reason)
 
     def finish(self) -> None:
         for name in self.values:
-            raise ConfigError(f"{self.key(name)}: unknown key")
+            self.errors.append(f"{self.key(name)}: unknown key{_suggestion(name, self.known)}")
+        if self.errors:
+            raise ConfigError(*self.errors)
+
+
+def _suggestion(name: str, known: list[str]) -> str:
+    import difflib  # noqa: PLC0415  # only for a mistake
+
+    close = difflib.get_close_matches(name, known, n=1)
+    return f" — did you mean `{close[0]}`?" if close else ""
+
+
+def _each(items: Iterable[tuple[str, object]], check: Callable[[str, object], T]) -> list[T]:
+    """`check` on every item, every failure reported together (rule 1)."""
+    checked: list[T] = []
+    errors: list[str] = []
+    for name, item in items:
+        try:
+            checked.append(check(name, item))
+        except ConfigError as error:
+            errors.extend(error.reasons)
+    if errors:
+        raise ConfigError(*errors)
+    return checked
 
 
 def _type_error(key: str, expected: str, value: object) -> ConfigError:
@@ -244,22 +296,27 @@ def _argv(value: object, key: str) -> tuple[str, ...]:
 
 def _names(value: object, key: str) -> tuple[str, ...]:
     names = _argv(value, key)
-    for name in names:
-        if not PARTY_PATTERN.fullmatch(name):
-            raise ConfigError(f"{key}: {name!r} is not a valid recipient name")
+    bad = [
+        f"{key}: {name!r} is not a valid recipient name"
+        for name in names
+        if not PARTY_PATTERN.fullmatch(name)
+    ]
+    if bad:
+        raise ConfigError(*bad)
     return names
 
 
 def _env(value: object, key: str) -> dict[str, str]:
     table = _Table(value, key)
-    return {name: _string(item, table.key(name)) for name, item in table.values.items()}
+    values = _each(table.values.items(), lambda name, item: (name, _string(item, table.key(name))))
+    return dict(values)
 
 
 def _command(value: object, key: str, *, timeout: float, extra: bool) -> Command:
     table = _Table(value, key)
     argv: tuple[str, ...] = table.take("command", _argv, tuple[str, ...]())
-    if not argv:
-        raise ConfigError(f"{key}.command: missing")
+    if not argv and "command" not in table.failed:
+        table.error(f"{key}.command: missing")
     command = Command(
         argv=argv,
         timeout=table.take("timeout", _positive, timeout),
@@ -301,8 +358,8 @@ def _action(value: object, key: str) -> Command:
 def _command_only(value: object, key: str) -> tuple[str, ...]:
     table = _Table(value, key)
     argv: tuple[str, ...] = table.take("command", _argv, tuple[str, ...]())
-    if not argv:
-        raise ConfigError(f"{key}.command: missing")
+    if not argv and "command" not in table.failed:
+        table.error(f"{key}.command: missing")
     table.finish()
     return argv
 
@@ -312,10 +369,13 @@ def _named(
 ) -> Callable[[object, str], dict[str, Command]]:
     def named(value: object, key: str) -> dict[str, Command]:
         table = _Table(value, key)
-        for name in table.values:
+
+        def one(name: str, item: object) -> tuple[str, Command]:
             if not pattern.fullmatch(name):
                 raise ConfigError(f"{table.key(name)}: not a valid name")
-        return {name: check(item, table.key(name)) for name, item in table.values.items()}
+            return name, check(item, table.key(name))
+
+        return dict(_each(table.values.items(), one))
 
     return named
 
@@ -355,9 +415,9 @@ def _http(value: object, key: str) -> Http:
         tls_key=table.take("tls_key", _path, None),
         allow_plaintext=table.take("allow_plaintext", _bool, False),
     )
+    if (http.tls_cert is None) != (http.tls_key is None) and not {"tls_cert", "tls_key"} & table.failed:
+        table.error(f"{key}.tls_cert and {key}.tls_key: give both or neither")
     table.finish()
-    if (http.tls_cert is None) != (http.tls_key is None):
-        raise ConfigError(f"{key}.tls_cert and {key}.tls_key: give both or neither")
     return http
 
 
@@ -434,8 +494,9 @@ def ensure_outside(hub: Path, path: Path, what: str) -> None:
         probe = probe.parent
 
 
-def load_trust(config: Config) -> Trust | None:
-    """The allowed signers (outside the hub), or None when none are configured."""
+def load_trust(config: Config, *, empty: bool = False) -> Trust | None:
+    """The allowed signers (outside the hub), or None when none are configured. A file that
+    lists no signer is an error, unless `empty` (a reload: the operator revoked every key)."""
     path = config.auth.allowed_signers
     if path is None:
         return None
@@ -447,7 +508,7 @@ def load_trust(config: Config) -> Trust | None:
         signers = allowed_signers.read(text, local_zone=datetime.now().astimezone().tzinfo or UTC)
     except allowed_signers.AllowedSignersError as error:
         raise ConfigError(f"{path}: {error}") from None
-    if not signers.entries:
+    if not signers.entries and not empty:
         skipped = (
             f" ({len(signers.skipped)} line(s) skipped: {signers.skipped[0].reason})"
             if signers.skipped

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -151,3 +153,33 @@ def test_a_stopped_watcher_is_neither_fresh_nor_a_rival() -> None:
     assert home.parse_presence(home.render_presence(desk)) == desk
     assert not home.fresh(desk, NOW)
     assert home.rivals([laptop, desk], NOW) == []
+
+
+@pytest.mark.parametrize(
+    ("configured", "hub_home", "seen", "unseen"),
+    [
+        (None, "watcher:desk", [], "watcher:desk"),  # the trap: named, never seen, not us
+        (None, "watcher:desk", ["watcher:desk"], None),  # the home ran on this hub once
+        (None, "watcher:desk", ["watcher:other"], "watcher:desk"),  # others were seen, not the home
+        (None, "watcher:laptop", [], None),  # this watcher is the home
+        (None, None, [], None),  # no hub file: the first watcher claims it
+        (False, "watcher:desk", [], None),  # the config decided: not home, knowingly
+        (True, "watcher:desk", [], None),  # the config decided: home
+    ],
+)
+def test_unseen_home_is_only_the_single_machine_trap(
+    configured: bool | None, hub_home: str | None, seen: list[str], unseen: str | None
+) -> None:
+    """Rule 6: a home named by the hub file, never seen on the hub, that this watcher is not —
+    and only when the config leaves the decision to the hub file."""
+    others = [presence(name, is_home=True, ago=timedelta(days=30)) for name in seen]
+    assert home.unseen_home(configured, hub_home, NAMES, others) == unseen
+
+
+def test_a_presence_round_trips_its_state_dir_and_tolerates_its_absence() -> None:
+    """Rule 4: `state` is written and read back; an older slopd's record without it reads as None."""
+    written = Presence("watcher:a", "h", 1, "v", ("watcher:a",), True, "2026-12-01T12:00:00Z", state="/s")
+    assert home.parse_presence(home.render_presence(written)) == written
+    older = written.record()
+    del older["state"]
+    assert home.parse_presence(json.dumps(older).encode()) == replace(written, state=None)

@@ -122,7 +122,8 @@ async def test_a_real_mcp_session_over_http_acts_as_the_tokens_seat_on_both_path
             async with over_http(url + path, tokens["claude-code"]) as client:
                 info = await call(client, "slop_hub_info")
                 assert info["seat"] == "claude-code"
-                assert info["daemon"] == {"running": True, "pid": daemon.pid}
+                assert info["daemon"] == {"running": True, "pid": daemon.pid, "state": str(hub.state)}
+                assert info["daemon_note"] is None
                 receipt = await call(client, "slop_send", type="query", to="watcher", body=f"Via {path}.\n")
                 assert receipt["seat"] == "claude-code"
                 status = await call(client, "slop_status", id=receipt["id"], wait_s=40)

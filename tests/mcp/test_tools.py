@@ -186,7 +186,8 @@ async def test_hub_info_names_the_seat_the_hub_the_lanes_the_limits_and_hub_md_i
         info = await me.call("slop_hub_info")
     assert info["seat"] == "claude-code"
     assert Path(info["hub"]) == hub.root.absolute()
-    assert info["daemon"] == {"running": False, "pid": None}
+    assert info["daemon"] == {"running": False, "pid": None, "state": str(hub.state)}
+    assert info["daemon_note"] == "daemon: not found — replies will not be tracked"
     assert {"inbox", "authorized", "outbox", "archive", "assets", "notes"} <= set(info["lanes"])
     assert info["limits"] == {"max_envelope_bytes": 4096, "max_wait_s": 50.0}
     assert info["hub_md"].startswith("line 1 of the rules\n")
@@ -198,7 +199,8 @@ async def test_hub_info_names_the_seat_the_hub_the_lanes_the_limits_and_hub_md_i
 async def test_hub_info_sees_a_running_daemon(hub: HubDir, me: Session) -> None:
     with hub.running() as daemon:
         info = await me.call("slop_hub_info")
-        assert info["daemon"] == {"running": True, "pid": daemon.pid}
+        assert info["daemon"] == {"running": True, "pid": daemon.pid, "state": str(hub.state)}
+        assert info["daemon_note"] is None
     assert (await me.call("slop_hub_info"))["daemon"]["running"] is False
 
 
@@ -638,6 +640,7 @@ async def test_standup_append_sends_a_handoff_that_standup_read_shows_once_filed
         "found": False,
         "standup": None,
         "pending": 0,
+        "daemon_note": "daemon: not found — replies will not be tracked",
     }
     await me.refused("standup_read", project="../etc")
     text = entry("2026-12-01", "Claude", "15:00 UTC", tasks=("**[Pierre]** Review the MCP server",))

@@ -25,7 +25,7 @@ from slopd.core.envelope import EnvelopeError, parse
 from slopd.core.layout import LOG_FILE
 from slopd.handoff import digest
 from slopd.handoff.board import FOLDER as STANDUPS
-from slopd.ops import doctor, homes, status
+from slopd.ops import doctor, homes, running, status
 from slopd.shell.config import Config
 from slopd.shell.fs import Contents
 from slopd.shell.history import History
@@ -178,7 +178,7 @@ def batons_page(hub: Hub, store: Store) -> dict[str, Any]:
 
 def hub_page(root: Path, state: Path, config_path: Path | None, now: datetime) -> dict[str, Any]:
     """Watchers and the home, the last error, and `slopd doctor`'s findings."""
-    findings = doctor.diagnose(root, config_path, state, now)
+    findings = doctor.diagnose(root, config_path, running.locate(root, state), now)
     return {
         "hub": str(root),
         "watchers": homes.report(root, now),

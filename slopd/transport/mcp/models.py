@@ -9,11 +9,16 @@ from pydantic import BaseModel, Field
 
 class Result(BaseModel):
     pending: int = Field(description="replies to this seat not yet acked (slop_replies, slop_ack)")
+    daemon_note: str | None = Field(
+        default=None,
+        description="set when no running daemon was found for this hub: replies will not be tracked",
+    )
 
 
 class Daemon(BaseModel):
     running: bool
     pid: int | None
+    state: str = Field(description="the state dir (ledger) this seat uses: the running daemon's, if found")
 
 
 class Limits(BaseModel):

@@ -13,6 +13,9 @@ Rules:
 4. Nothing here writes `authorized/`: `request_approval` writes the order a human would sign
    into `outbox/drafts/` and says how to sign and where to put it.
 5. Every result carries `pending`: the replies to this seat it has not acked.
+6. The state dir is the running daemon's, found through the hub (`ops.running`, by the
+   caller); while no daemon holds it, every answer says so (`daemon_note`, SPEC §14) — the
+   receipts are written, but nothing answers them until a daemon runs on that dir.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from slopd.core.notes import READ_CHARS, READ_LIMIT, page
 from slopd.core.orders import Trust
 from slopd.core.receipts import is_terminal
 from slopd.core.replies import ReplyClass
+from slopd.ops import running
 from slopd.shell import lock
 from slopd.shell.config import Config
 from slopd.shell.fs import Contents
@@ -83,6 +87,10 @@ class Seat:
         found = self.hub.read_path("HUB.md", 256 << 10)
         return found.data.decode("utf-8", "replace") if isinstance(found, Contents) else ""
 
+    def daemon_note(self) -> str | None:
+        """Rule 6: what every answer must say when no daemon holds this seat's state dir."""
+        return None if lock.holder(self.state) is not None else running.NOT_FOUND
+
     def info(self) -> dict[str, Any]:
         holder = lock.holder(self.state)
         text = self.guide()
@@ -92,6 +100,7 @@ class Seat:
             "daemon": {
                 "running": bool(holder and holder > 0),
                 "pid": holder if holder and holder > 0 else None,
+                "state": str(self.state),
             },
             "lanes": list(LANES),
             "reply_types": ["ack", "result", "error"],

@@ -15,11 +15,14 @@ Rules:
    idempotent only when a repeat with the same arguments changes nothing more, destructive when
    it replaces what was there; none reaches beyond the hub (`openWorldHint: false`).
 6. `serverInfo.version` is slopd's version.
+7. Every answer, a tool error too, says when the seat found no running daemon (`daemon_note`,
+   SPEC §14): the seat a tool takes from the `SeatSource` leaves its note for `_as` to add.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextvars import ContextVar
 from typing import Annotated, Any, Literal, TypeVar
 
 from mcp.server import MCPServer
@@ -72,12 +75,29 @@ INSTRUCTIONS = (
 )
 
 
+_NOTE: ContextVar[str | None] = ContextVar("slopd_daemon_note", default=None)  # rule 4, per call
+
+
+def _noting(seats: SeatSource) -> SeatSource:
+    """Rule 4: the seat, its daemon note left for this call's `_as`."""
+
+    def seat_of(context: Context[Any, Any] | None) -> Seat:
+        seat = seats(context)
+        _NOTE.set(seat.daemon_note())
+        return seat
+
+    return seat_of
+
+
 def _as(model: type[M], work: Callable[[], dict[str, Any]]) -> M:
     try:
-        return model.model_validate(work())
+        found = work()
     except Problem as problem:
         reasons = "".join(f"\n- {reason}" for reason in problem.errors if reason != problem.detail)
-        raise ToolError(f"{problem.body()['title']}: {problem.detail}{reasons}") from None
+        note = _NOTE.get()
+        said = f"\n({note})" if note is not None else ""
+        raise ToolError(f"{problem.body()['title']}: {problem.detail}{reasons}{said}") from None
+    return model.model_validate({**found, "daemon_note": _NOTE.get()})
 
 
 class _Strict(MCPServer):
@@ -113,6 +133,7 @@ def _unknown(tool: str, unknown: list[str], takes: list[str]) -> str:
 
 def build(seats: SeatSource, guide: Callable[[], str]) -> MCPServer:  # noqa: PLR0915  # one per tool
     server = _Strict("slopd", instructions=INSTRUCTIONS, version=version())
+    seats = _noting(seats)
 
     @server.tool(annotations=READ)
     def slop_hub_info(ctx: Context) -> models.HubInfo:

@@ -102,6 +102,8 @@ def make_service(app: App, host: str = "127.0.0.1") -> Service:
     )
     app.bell.listen(lambda: service.metrics.replies_committed(receipts))
     _mount_console(app, service, log)
+    if service.seats.watched is not None:
+        app.watched.append(service.seats.watched)  # the daemon looks at it once a second, and at SIGHUP
     try:
         from slopd.transport.mcp import mount  # noqa: PLC0415  # /mcp only with the MCP extra
     except ImportError:
