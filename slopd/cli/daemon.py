@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from slopd import app
 from slopd.core.errors import UsageError
+from slopd.shell import stdlog
 
 if TYPE_CHECKING:
     from slopd.transport.server.serve import HttpServer
@@ -33,6 +34,7 @@ def run(args: argparse.Namespace) -> int:
     config = Path(args.config) if args.config else None
     log_file = Path(args.log_file) if args.log_file else None
     with (
+        stdlog.routed(args.log_level),  # uvicorn's, the MCP SDK's, watchdog's lines: JSON too (SPEC §14)
         app.start(
             args.hub, config_path=config, state=args.state, log_file=log_file, log_level=args.log_level
         ) as hub,
