@@ -7,6 +7,7 @@ import contextlib
 import os
 import signal
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING
@@ -27,6 +28,34 @@ def _http_server(hub: app.App, address: str) -> HttpServer:
     except ImportError as missing:
         raise UsageError(f"{_HTTP_EXTRA} ({missing.name} is not installed)") from None
     return serve.HttpServer(hub, serve.parse_address(address))
+
+
+@contextlib.contextmanager
+def _woken_by_signals(wakeup: threading.Event) -> Iterator[None]:
+    """Wake the loop whichever thread a signal lands on.
+
+    The kernel may deliver SIGTERM to any thread (uvicorn's, watchdog's), and Python runs the
+    handler only when the main thread next runs: asleep in the loop's wait, it would sleep on
+    (up to `rescan_interval`, 30 s seen). The C-level handler writes a byte to the wakeup fd
+    wherever it runs; a thread reading it sets `wakeup`, and the woken main thread runs the handler.
+    """
+    read, write = os.pipe()
+    os.set_blocking(write, False)
+    previous = signal.set_wakeup_fd(write, warn_on_full_buffer=False)
+
+    def relay() -> None:
+        while os.read(read, 512):  # b"" once `write` is closed
+            wakeup.set()
+
+    thread = threading.Thread(target=relay, name="slopd-signals", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        signal.set_wakeup_fd(previous)
+        os.close(write)
+        thread.join(timeout=5)
+        os.close(read)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -56,6 +85,7 @@ def run(args: argparse.Namespace) -> int:
         signal.signal(signal.SIGTERM, on_stop)
         signal.signal(signal.SIGINT, on_stop)
         signal.signal(signal.SIGHUP, on_reload)
+        serving.enter_context(_woken_by_signals(daemon.wakeup))
         hub.log.bind(hub=str(hub.root), state=str(hub.state), pid=os.getpid()).info(
             "daemon.started", once=args.once
         )

@@ -9,6 +9,7 @@ Rules:
    still wakes it.
 3. Given a hub's root, the wakes come from a watch on its `outbox/`, started by the first wait
    that may block and stopped by `close`; without one, only `poke` wakes (the daemon's bell).
+4. After `stop` (the server stops), every wait returns what it found at once, like a long-poll.
 """
 
 from __future__ import annotations
@@ -32,6 +33,12 @@ class Waker:
         self._rung = 0
         self._root = watch_root
         self._watcher: Watcher | None = None
+        self._stopped = False
+
+    def stop(self) -> None:
+        """Rule 4 (any thread)."""
+        self._stopped = True
+        self.poke()
 
     def poke(self) -> None:
         with self._condition:
@@ -66,7 +73,7 @@ class Waker:
                 seen = self._rung
             found = look()
             remaining = deadline - time.monotonic()
-            if done(found) or remaining <= 0:
+            if done(found) or remaining <= 0 or self._stopped:
                 return found
             with self._condition:
                 if self._rung == seen:

@@ -65,6 +65,7 @@ class Service:
     watcher: str = "watcher"  # whom a commit's projection is addressed to (the config's watcher)
     mounted: list[BaseRoute] = field(default_factory=list)  # /mcp, when the MCP extra is installed
     lifespans: list[Callable[[], AbstractAsyncContextManager[None]]] = field(default_factory=list)
+    draining: list[Callable[[], None]] = field(default_factory=list)  # called (any thread) as it stops
     stopping: bool = False
     in_flight: int = 0
     openapi: bytes = field(
