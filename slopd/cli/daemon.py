@@ -8,6 +8,7 @@ import os
 import signal
 import sys
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING
@@ -15,6 +16,7 @@ from typing import TYPE_CHECKING
 from slopd import app
 from slopd.core.errors import UsageError
 from slopd.ops import homes
+from slopd.shell import stdlog
 
 if TYPE_CHECKING:
     from slopd.transport.server.serve import HttpServer
@@ -42,11 +44,40 @@ def _say_the_trap(hub: app.App) -> None:
     print(f"\nslopd run: {text}.\n  Fix: {fix}\n  {then}.\n", file=sys.stderr, flush=True)
 
 
+@contextlib.contextmanager
+def _woken_by_signals(wakeup: threading.Event) -> Iterator[None]:
+    """Wake the loop whichever thread a signal lands on.
+
+    The kernel may deliver SIGTERM to any thread (uvicorn's, watchdog's), and Python runs the
+    handler only when the main thread next runs: asleep in the loop's wait, it would sleep on
+    (up to `rescan_interval`, 30 s seen). The C-level handler writes a byte to the wakeup fd
+    wherever it runs; a thread reading it sets `wakeup`, and the woken main thread runs the handler.
+    """
+    read, write = os.pipe()
+    os.set_blocking(write, False)
+    previous = signal.set_wakeup_fd(write, warn_on_full_buffer=False)
+
+    def relay() -> None:
+        while os.read(read, 512):  # b"" once `write` is closed
+            wakeup.set()
+
+    thread = threading.Thread(target=relay, name="slopd-signals", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        signal.set_wakeup_fd(previous)
+        os.close(write)
+        thread.join(timeout=5)
+        os.close(read)
+
+
 def run(args: argparse.Namespace) -> int:
     stop = threading.Event()
     config = Path(args.config) if args.config else None
     log_file = Path(args.log_file) if args.log_file else None
     with (
+        stdlog.routed(args.log_level),  # uvicorn's, the MCP SDK's, watchdog's lines: JSON too (SPEC §14)
         app.start(
             args.hub, config_path=config, state=args.state, log_file=log_file, log_level=args.log_level
         ) as hub,
@@ -69,6 +100,7 @@ def run(args: argparse.Namespace) -> int:
         signal.signal(signal.SIGTERM, on_stop)
         signal.signal(signal.SIGINT, on_stop)
         signal.signal(signal.SIGHUP, on_reload)
+        serving.enter_context(_woken_by_signals(daemon.wakeup))
         hub.log.bind(hub=str(hub.root), state=str(hub.state), pid=os.getpid()).info(
             "daemon.started", once=args.once
         )

@@ -11,14 +11,18 @@ from pathlib import Path
 from slopd.core.envelope import PARTY_PATTERN
 from slopd.core.errors import UsageError
 from slopd.ops import running
+from slopd.shell import stdlog
 from slopd.shell.lanes import Hub, require_hub
 
 _MCP_EXTRA = "slopd mcp needs the MCP extra: pip install 'slopd[mcp]'"
 
 
 def serve(args: argparse.Namespace) -> int:
-    if args.url is not None:
-        return _proxy(args)
+    with stdlog.routed():  # stdout is the protocol; stderr is a log of JSON lines (SPEC §14)
+        return _proxy(args) if args.url is not None else _serve(args)
+
+
+def _serve(args: argparse.Namespace) -> int:
     seat = args.seat or os.environ.get("SLOPD_SEAT", "")
     if PARTY_PATTERN.fullmatch(seat) is None:
         raise UsageError(f"--seat {seat!r}: give the seat this session speaks for (a valid `from`)")

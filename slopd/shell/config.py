@@ -23,7 +23,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, TypeVar
 
-from slopd.core import allowed_signers
+from slopd.core import allowed_signers, origins
 from slopd.core.envelope import ACTION_PATTERN, PARTY_PATTERN
 from slopd.core.errors import SetupError
 from slopd.core.orders import REQUIREMENTS, Trust
@@ -81,6 +81,7 @@ class Http:
     tls_cert: Path | None = None
     tls_key: Path | None = None
     allow_plaintext: bool = False  # serve a non-loopback address without TLS
+    allowed_origins: tuple[origins.Origin, ...] = ()  # browser origins /mcp accepts besides its own
 
 
 @dataclass(frozen=True, slots=True)
@@ -404,6 +405,20 @@ def _baton(value: object, key: str) -> tuple[str, ...] | None:
     return summarizer
 
 
+def _origins(value: object, key: str) -> tuple[origins.Origin, ...]:
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise _type_error(key, 'a list of origins such as "https://console.example:8443"', value)
+    found, errors = [], []
+    for index, item in enumerate(value):
+        try:
+            found.append(origins.parse(item))
+        except origins.OriginError as error:
+            errors.append(f"{key}[{index}]: {error}")
+    if errors:
+        raise ConfigError("; ".join(errors))
+    return tuple(found)
+
+
 def _http(value: object, key: str) -> Http:
     table = _Table(value, key)
     http = Http(
@@ -414,6 +429,7 @@ def _http(value: object, key: str) -> Http:
         tls_cert=table.take("tls_cert", _path, None),
         tls_key=table.take("tls_key", _path, None),
         allow_plaintext=table.take("allow_plaintext", _bool, False),
+        allowed_origins=table.take("allowed_origins", _origins, ()),
     )
     if (http.tls_cert is None) != (http.tls_key is None) and not {"tls_cert", "tls_key"} & table.failed:
         table.error(f"{key}.tls_cert and {key}.tls_key: give both or neither")

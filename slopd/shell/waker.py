@@ -12,6 +12,7 @@ Rules:
    Given the ledger's folder too, its writes wake as well: a reply's file lands in `outbox/`
    just before the ledger records it, so a wait that reads the ledger (the MCP tools, in a
    process of their own) is woken again by that commit instead of by the next second's look.
+4. After `stop` (the server stops), every wait returns what it found at once, like a long-poll.
 """
 
 from __future__ import annotations
@@ -35,6 +36,12 @@ class Waker:
         self._rung = 0
         self._root, self._ledger_dir = watch_root, ledger_dir
         self._watchers: list[Watcher] = []
+        self._stopped = False
+
+    def stop(self) -> None:
+        """Rule 4 (any thread)."""
+        self._stopped = True
+        self.poke()
 
     def poke(self) -> None:
         with self._condition:
@@ -73,7 +80,7 @@ class Waker:
                 seen = self._rung
             found = look()
             remaining = deadline - time.monotonic()
-            if done(found) or remaining <= 0:
+            if done(found) or remaining <= 0 or self._stopped:
                 return found
             with self._condition:
                 if self._rung == seen:

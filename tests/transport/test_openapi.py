@@ -25,6 +25,7 @@ from typing import Any
 
 import httpx2
 import jsonschema_rs
+import openapi_spec_validator
 import pytest
 import schemathesis
 from schemathesis import engine
@@ -161,6 +162,32 @@ def test_the_document_is_openapi_3_1_and_formatted() -> None:
     errors = [str(error) for error in jsonschema_rs.validator_for(OPENAPI_31).iter_errors(DOCUMENT)]
     assert errors == []
     assert DOCUMENT_BYTES.decode("utf-8") == json.dumps(DOCUMENT, indent=2, ensure_ascii=False) + "\n"
+
+
+def test_the_document_passes_openapi_spec_validator_and_names_its_servers() -> None:
+    """A second, independent reader (openapi-spec-validator) finds the document valid; `servers`
+    names the serving instance (`/`) first, then a templated address."""
+    openapi_spec_validator.validate(DOCUMENT)
+    first, templated = DOCUMENT["servers"]
+    assert first["url"] == "/"
+    assert templated["url"] == "{scheme}://{host}:{port}"
+    assert {name: value["default"] for name, value in templated["variables"].items()} == {
+        "scheme": "http",
+        "host": "127.0.0.1",
+        "port": "8787",
+    }
+
+
+def test_commit_carries_every_field_of_score_as_score_has_it() -> None:
+    """`Commit` restates `Score`'s fields (no `allOf`, which generators merge badly): the same
+    schemas, the same required ones, and no other field than its own three."""
+    components = DOCUMENT["components"]["schemas"]
+    score, commit = components["Score"], components["Commit"]
+    assert {name: commit["properties"][name] for name in score["properties"]} == score["properties"]
+    assert set(commit["properties"]) - set(score["properties"]) == {"generation", "LOW_QUALITY", "projected"}
+    assert commit["required"] == [*score["required"], "generation", "LOW_QUALITY", "projected"]
+    assert score["additionalProperties"] is False
+    assert commit["additionalProperties"] is False
 
 
 def test_every_ref_resolves_and_every_component_is_used() -> None:

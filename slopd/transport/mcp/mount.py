@@ -3,18 +3,19 @@
 Rules:
 1. `/mcp` and `/mcp/` both reach the SDK's Streamable HTTP app, with no redirect (clients break
    on a 307).
-2. Every request is authenticated first (`auth.Seats`): no or an unknown token is the
-   transport's 401, before the SDK sees it; the seat rides in the request's scope and the
-   tools act as that seat — a session opened with one token cannot act for another.
-3. A Host header outside loopback and the address served is refused by the SDK (421): a web
-   page cannot reach a local server through DNS rebinding.
+2. Every request passes `/v1`'s rules first (`server/guard.py`): 503 while stopping, the
+   token's 401, the seat's rate limit and its headers; the seat rides in the request's scope
+   and the tools act as that seat — a session opened with one token cannot act for another.
+3. A Host the server does not answer for is 421 and an Origin that is neither the server's own
+   nor in `[http] allowed_origins` is 403 (core/origins.py): a web page cannot reach a local
+   server through DNS rebinding, and a browser client of the server's own origin can.
 4. Tools wait on the daemon's bell (the reply's commit), not on a filesystem watch.
+5. When the server drains, streams end and waiting tools return what they have.
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 import threading
 from collections.abc import AsyncIterator, Callable
 from typing import Any
@@ -22,18 +23,16 @@ from typing import Any
 from mcp.server.mcpserver import Context
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.routing import Route
-from starlette.types import Receive, Scope, Send
 
 from slopd.app import App
 from slopd.core.orders import Trust
+from slopd.core.origins import Gate
 from slopd.shell.bell import Bell
 from slopd.shell.waker import Waker
 from slopd.transport.mcp import server as mcp_server
 from slopd.transport.mcp.seat import Seat
-from slopd.transport.problems import MEDIA_TYPE, Problem
-from slopd.transport.server.auth import Seats
-
-SEAT_KEY = "slopd_seat"
+from slopd.transport.server.app import Service
+from slopd.transport.server.guard import SEAT_KEY, Guard
 
 
 class Desks:
@@ -80,19 +79,18 @@ class Desks:
 
 
 def routes(
-    app: App, seats: Seats, host: str
+    app: App, service: Service, host: str
 ) -> tuple[list[Route], Callable[[], contextlib.AbstractAsyncContextManager[None]], Desks]:
-    """Rules 1-4: the two routes, the lifespan they need, and the seats behind them."""
+    """Rules 1-5: the two routes, the lifespan they need, and the seats behind them."""
     desks = Desks(app, app.trust, app.bell)
+    service.draining.append(desks.waker.stop)
     server = mcp_server.build(desks, desks.guide)
-    hosts = ["127.0.0.1:*", "localhost:*", "[::1]:*", f"{host}:*"]
-    security = TransportSecuritySettings(
-        enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=[]
-    )
+    # Host and Origin are checked by the guard (problem+json, the configured origins); the SDK's
+    # own check would refuse every Origin it was not given as a fixed list.
+    security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
     inner = server.streamable_http_app(streamable_http_path="/mcp", transport_security=security, host=host)
     asgi = inner.routes[0].app  # type: ignore[attr-defined]  # the session manager's ASGI app
-
-    guarded = _Guarded(seats, asgi)
+    guarded = Guard(service, "/mcp", asgi, Gate.of(host, app.config.http.allowed_origins))
 
     @contextlib.asynccontextmanager
     async def lifespan() -> AsyncIterator[None]:
@@ -107,24 +105,3 @@ def routes(
         Route("/mcp/", guarded, methods=["GET", "POST", "DELETE"]),
     ]
     return found, lifespan, desks
-
-
-class _Guarded:
-    """Rule 2, as an ASGI app (a class, so Starlette's Route passes it the raw scope)."""
-
-    def __init__(self, seats: Seats, inner: Any) -> None:
-        self.seats, self.inner = seats, inner
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        headers = {key.decode("latin-1").lower(): value.decode("latin-1") for key, value in scope["headers"]}
-        try:
-            seat = self.seats.seat(headers.get("authorization"))
-        except Problem as problem:
-            body = json.dumps(problem.body()).encode()
-            sent = [(b"content-type", MEDIA_TYPE.encode())]
-            sent += [(key.lower().encode(), value.encode()) for key, value in problem.headers.items()]
-            await send({"type": "http.response.start", "status": problem.status, "headers": sent})
-            await send({"type": "http.response.body", "body": body})
-            return
-        scope.setdefault("state", {})[SEAT_KEY] = seat
-        await self.inner(scope, receive, send)

@@ -68,6 +68,7 @@ class Service:
     )  # /mcp and the console, when their extras are installed
     console: Any = None  # the console's `Desk`, told where the server listens once it does
     lifespans: list[Callable[[], AbstractAsyncContextManager[None]]] = field(default_factory=list)
+    draining: list[Callable[[], None]] = field(default_factory=list)  # called (any thread) as it stops
     stopping: bool = False
     in_flight: int = 0
     openapi: bytes = field(
@@ -142,9 +143,7 @@ class _Api:
 
     async def get_envelope(self, request: Request, seat: str) -> Response:
         body, _type = views.envelope_state(self.service.receipts, seat, request.path_params["id"])
-        if request.method == "HEAD":
-            return Response(b"", 200, media_type="application/json")
-        return wire.as_json(body)
+        return wire.as_json(body)  # for HEAD too: the server sends its headers, Content-Length included
 
     async def envelope_replies(self, request: Request, seat: str) -> Response:
         service, id = self.service, request.path_params["id"]

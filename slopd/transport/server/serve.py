@@ -7,8 +7,9 @@ Rules:
 2. Before the first request is answered, receipts a crash left `writing` are settled
    (`Intake.recover`); then uvicorn serves in its own thread and event loop, never touching
    the daemon's signals (uvicorn installs handlers only on the main thread).
-3. `drain` (SIGTERM, before the daemon's own shutdown): new requests get 503, long-polls
-   return what they have, requests in progress finish (up to `timeout`), then uvicorn stops.
+3. `drain` (SIGTERM, before the daemon's own shutdown): new requests get 503, long-polls (and
+   `/mcp`'s streams and waiting tools) return what they have, requests in progress finish (up to
+   `timeout`), then uvicorn stops.
 4. The port bound (with `:0`, the one the kernel chose) is logged as `http.listening`.
 """
 
@@ -111,7 +112,7 @@ def make_service(app: App, host: str = "127.0.0.1") -> Service:
             "mcp.unavailable", reason="the MCP extra is not installed: no /mcp (pip install 'slopd[mcp]')"
         )
         return service
-    mounted, lifespan, _desks = mount.routes(app, service.seats, host)
+    mounted, lifespan, _desks = mount.routes(app, service, host)
     service.mounted += mounted
     service.lifespans.append(lifespan)
     return service
@@ -190,6 +191,8 @@ class HttpServer:
         service = self.service
         service.stopping = True
         service.doorbell.close()
+        for stop in service.draining:  # /mcp: its streams end, its tools' waits return
+            stop()
         deadline = time.monotonic() + timeout
         while service.in_flight and time.monotonic() < deadline:
             time.sleep(0.01)
