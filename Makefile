@@ -5,11 +5,16 @@ PYTHON ?= python3
 
 .PHONY: install demo demo-signed test test-slow lint
 
+# pip speaks (no -q): the first install takes a minute or two, and a silent minute looks hung.
 $(VENV)/.installed: pyproject.toml
+	@echo "== install 1/3: a virtualenv in $(VENV)"
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[dev]'
-	touch $@
+	@echo "== install 2/3: an up-to-date pip"
+	$(PY) -m pip install --disable-pip-version-check --upgrade pip
+	@echo "== install 3/3: slopd, editable, with its test and docs tools ('.[dev]')"
+	$(PY) -m pip install --disable-pip-version-check -e '.[dev]'
+	@touch $@
+	@echo "== installed: $(VENV)/bin/slopd"
 
 install: $(VENV)/.installed
 

@@ -10,8 +10,9 @@ import argparse
 import os
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any, cast
+from typing import Any
 
+from slopd.cli.examples import epilog
 from slopd.core.vocabulary import LOG_LEVELS, MAX_ENVELOPE_BYTES, MODES, NAMESPACE, TYPES
 
 _DEFAULT_STATE = "state dir (default $XDG_STATE_HOME/slopd/<hub-id>)"
@@ -31,13 +32,21 @@ class _Version(argparse.Action):
         parser.exit(message=f"slopd {version()}\n")
 
 
+class _Formatter(argparse.HelpFormatter):
+    """argparse's help, with the example epilog's lines kept as written (a command line is not prose)."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        if text.startswith("example:"):
+            return "".join(indent + line for line in text.splitlines(keepends=True))
+        return super()._fill_text(text, width, indent)
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse's parser, its help as wide as the terminal without importing `shutil` (argparse
     imports it, with bz2 and lzma, for the width, at every `add_argument`: ~4 ms a command)."""
 
     def _get_formatter(self) -> argparse.HelpFormatter:
-        formatter = cast(type[argparse.HelpFormatter], self.formatter_class)
-        return formatter(prog=self.prog, width=_columns() - 2)
+        return _Formatter(prog=self.prog, width=_columns() - 2)
 
 
 def _columns() -> int:
@@ -71,7 +80,17 @@ def build() -> argparse.ArgumentParser:
     _baton_commands(commands)
     _mcp_command(command)
     _operating_commands(command, commands)
+    _add_examples(parser, "")
     return parser
+
+
+def _add_examples(parser: argparse.ArgumentParser, command: str) -> None:
+    """Each command's `--help` ends with its example (`cli.examples`), at every depth."""
+    parser.epilog = epilog(command)
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                _add_examples(sub, f"{command} {name}".strip())
 
 
 Command = Callable[[str, str, str], argparse.ArgumentParser]
