@@ -29,7 +29,8 @@ class _Version(argparse.Action):
     def __call__(self, parser: argparse.ArgumentParser, *_args: object, **_kwargs: object) -> None:
         from slopd.shell.version import version  # noqa: PLC0415  # argparse alone for other commands
 
-        parser.exit(message=f"slopd {version()}\n")
+        print(f"slopd {version()}")  # on stdout, as argparse's own version action prints
+        parser.exit()
 
 
 class _Formatter(argparse.HelpFormatter):
