@@ -6,7 +6,6 @@ tells the truth about a torn tree."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -17,11 +16,10 @@ from typing import Any
 import pytest
 
 from slopd.baton import generations
+from tests import corpus
 from tests.conftest import HubDir
 
-HERE = Path(__file__).resolve().parents[2] / "shared" / "corpus"
-CORPUS = Path(os.environ.get("SLOPD_CORPUS", HERE)) / "baton"
-TORN = CORPUS / "superinstance-flux-baton-test__tree-at-777702f" / ".baton"
+TORN = corpus.CORPUS / "baton" / "superinstance-flux-baton-test__tree-at-777702f" / ".baton"
 
 
 def letter(generation: int, where: str = "The parser is half done.") -> str:
@@ -167,10 +165,11 @@ def test_boot_reads_only_what_generation_names_within_the_budget(vessel: Vessel)
     assert full["loaded"][2:] == ["IDENTITY.json", "AUTOBIOGRAPHY.md", "evolution/fitness_history.json"]
 
 
+@pytest.mark.corpus
 def test_boot_tells_the_truth_about_the_real_torn_tree(hub: HubDir) -> None:
     """The corpus's `.baton/` (GENERATION 1, data of 2): nothing of v2 or CURRENT/ is read; exit 1."""
     if not TORN.is_dir():
-        pytest.skip(f"no Baton corpus at {CORPUS}")
+        pytest.skip(corpus.missing(TORN))
     (hub.root / "batons").mkdir()
     shutil.copytree(TORN, hub.root / "batons" / "flux")  # a copy in the test's temp hub, never in the repo
     booted = hub.slopd("baton", "boot", "--hub", str(hub.root), "flux", "--json")
