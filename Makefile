@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PYTHON ?= python3
 
-.PHONY: install demo demo-signed test test-slow lint
+.PHONY: install demo demo-signed test test-slow lint docs-refs
 
 # pip speaks (no -q): the first install takes a minute or two, and a silent minute looks hung.
 $(VENV)/.installed: pyproject.toml
@@ -39,8 +39,8 @@ demo-signed: install
 		echo "== $$reply"; sed -n '/^---$$/,/^---$$/!p' "$$demo/hub/outbox/$$reply.md"; done
 
 lint: install
-	$(PY) -m ruff check slopd tests bench fuzz
-	$(PY) -m ruff format --check slopd tests bench fuzz
+	$(PY) -m ruff check slopd tests bench fuzz docgen
+	$(PY) -m ruff format --check slopd tests bench fuzz docgen
 	$(PY) -m mypy
 	$(VENV)/bin/lint-imports --no-cache
 
@@ -49,3 +49,8 @@ test: lint
 
 test-slow: install
 	$(PY) -m pytest -q -m slow || [ $$? -eq 5 ]  # 5: no slow test selected
+
+# Rewrites the references in docs/ from the code (the CLI, config, MCP, HTTP and log references and
+# the admission table); tests/test_docs_references.py fails while one is stale.
+docs-refs: install
+	$(PY) -m docgen

@@ -77,3 +77,14 @@ def test_a_real_slopd_prints_the_example() -> None:
         env={"COLUMNS": "40", "PATH": "/usr/bin:/bin"},
     )
     assert f"example:\n  {EXAMPLES['baton lease']}\n" in shown.stdout
+
+
+@pytest.mark.parametrize("command", sorted(TREE))
+def test_every_argument_says_what_it_is(command: str) -> None:
+    """No argument of `--help` (or of the CLI reference made from it) is left unexplained."""
+    unexplained = [
+        action.option_strings or action.dest
+        for action in TREE[command]._actions
+        if not isinstance(action, argparse._SubParsersAction) and not action.help
+    ]
+    assert unexplained == []

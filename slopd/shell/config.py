@@ -7,6 +7,9 @@ Rules:
 3. The config, the allowed-signers file and the state dir never live inside the hub: trusted
    inputs must not be writable by the agents that write the hub.
 4. Defaults that come from the environment (names, paths) are `shell.defaults`'.
+5. The schema is what `parse` takes: each key is read by `_Table.take` with its check (whose
+   docstring says the type it accepts) and its default. `record` lists them as they are taken,
+   and the config reference is made from that list (`docgen/config.py`), so it cannot drift.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import os
 import re
 import tomllib
 from collections.abc import Callable, Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -160,10 +164,46 @@ def parse(text: str) -> Config:
     return config
 
 
+@dataclass(frozen=True, slots=True)
+class Key:
+    """A key `parse` takes (rule 5): its dotted name, its check and its default."""
+
+    name: str
+    check: Callable[[object, str], object]
+    default: object
+
+
+@dataclass
+class Taken:
+    """What one `record`ed read took: the keys, the tables it opened, the error it stopped at."""
+
+    keys: list[Key] = field(default_factory=list)
+    tables: list[str] = field(default_factory=list)
+    error: ConfigError | None = None
+
+
+_TAKING: ContextVar[Taken | None] = ContextVar("slopd_config_taking", default=None)
+
+
+def record(read: Callable[[], object]) -> Taken:
+    """Every key and table `read` (a `parse`, or one check) takes, in order (rule 5)."""
+    taken = Taken()
+    token = _TAKING.set(taken)
+    try:
+        read()
+    except ConfigError as error:
+        taken.error = error
+    finally:
+        _TAKING.reset(token)
+    return taken
+
+
 class _Table:
     """A TOML table being read: every key taken is checked; `finish` rejects the leftovers."""
 
     def __init__(self, value: object, where: str) -> None:
+        if (taking := _TAKING.get()) is not None:
+            taking.tables.append(where)
         if not isinstance(value, dict):
             raise ConfigError(f"{where or 'the config'}: must be a table")
         self.values: dict[str, Any] = dict(value)
@@ -173,6 +213,8 @@ class _Table:
         return f"{self.where}.{name}" if self.where else name
 
     def take(self, name: str, check: Callable[[object, str], T], default: T) -> T:
+        if (taking := _TAKING.get()) is not None:
+            taking.keys.append(Key(self.key(name), check, default))
         if name not in self.values:
             return default
         return check(self.values.pop(name), self.key(name))
@@ -198,6 +240,7 @@ def _number(value: object, key: str) -> float:
 
 
 def _positive(value: object, key: str) -> float:
+    """seconds, more than 0"""
     number = _number(value, key)
     if number <= 0:
         raise ConfigError(f"{key}: must be greater than 0")
@@ -205,6 +248,7 @@ def _positive(value: object, key: str) -> float:
 
 
 def _non_negative(value: object, key: str) -> float:
+    """seconds, 0 or more"""
     number = _number(value, key)
     if number < 0:
         raise ConfigError(f"{key}: must not be negative")
@@ -212,6 +256,7 @@ def _non_negative(value: object, key: str) -> float:
 
 
 def _positive_int(value: object, key: str) -> int:
+    """an integer, 1 or more"""
     if isinstance(value, bool) or not isinstance(value, int):
         raise _type_error(key, "an integer", value)
     if value < 1:
@@ -220,18 +265,21 @@ def _positive_int(value: object, key: str) -> int:
 
 
 def _string(value: object, key: str) -> str:
+    """a non-empty string"""
     if not isinstance(value, str) or not value:
         raise _type_error(key, "a non-empty string", value)
     return value
 
 
 def _argv(value: object, key: str) -> tuple[str, ...]:
+    """an argv: a non-empty list of strings, run without a shell"""
     if not isinstance(value, list) or not value:
         raise _type_error(key, "a non-empty list of strings (an argv)", value)
     return tuple(_string(item, f"{key}[{index}]") for index, item in enumerate(value))
 
 
 def _names(value: object, key: str) -> tuple[str, ...]:
+    """a non-empty list of recipient names"""
     names = _argv(value, key)
     for name in names:
         if not PARTY_PATTERN.fullmatch(name):
@@ -240,6 +288,7 @@ def _names(value: object, key: str) -> tuple[str, ...]:
 
 
 def _env(value: object, key: str) -> dict[str, str]:
+    """a table of strings"""
     table = _Table(value, key)
     return {name: _string(item, table.key(name)) for name, item in table.values.items()}
 
@@ -263,6 +312,7 @@ def _command(value: object, key: str, *, timeout: float, extra: bool) -> Command
 
 
 def _requirement(value: object, key: str) -> str:
+    """`"touch"` or `"verified"`"""
     text = _string(value, key)
     if text not in REQUIREMENTS:
         raise ConfigError(f"{key}: must be one of {', '.join(map(repr, REQUIREMENTS))}, got {text!r}")
@@ -270,6 +320,7 @@ def _requirement(value: object, key: str) -> str:
 
 
 def _bool(value: object, key: str) -> bool:
+    """true or false"""
     if not isinstance(value, bool):
         raise _type_error(key, "true or false", value)
     return value
@@ -323,6 +374,7 @@ def _auth(value: object, key: str) -> Auth:
 
 
 def _path(value: object, key: str) -> Path:
+    """a path, relative to the config file's folder"""
     return Path(_string(value, key))
 
 
