@@ -1,9 +1,9 @@
-# Two commands for a fresh machine: `make demo` and `make test`.
+# Two commands for a fresh machine: `make demo` and `make test` (the README's, and CI's in .ci/run).
 VENV ?= .venv
 PY := $(VENV)/bin/python
 PYTHON ?= python3
 
-.PHONY: install demo demo-signed test test-slow lint docs-refs
+.PHONY: install demo demo-signed test test-slow lint docs docs-refs
 
 # pip speaks (no -q): the first install takes a minute or two, and a silent minute looks hung.
 $(VENV)/.installed: pyproject.toml
@@ -44,7 +44,12 @@ lint: install
 	$(PY) -m mypy
 	$(VENV)/bin/lint-imports --no-cache
 
-test: lint
+# The documentation site (mkdocs.yml, docs/) into site/: --strict makes every warning (a broken link or
+# anchor, a page missing from the nav) an error. Offline: nothing in mkdocs.yml fetches.
+docs: install
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
+
+test: lint docs
 	$(PY) -m pytest -q
 
 test-slow: install

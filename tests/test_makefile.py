@@ -25,3 +25,19 @@ def test_the_install_step_prints_a_line_per_step_and_lets_pip_speak(tmp_path: Pa
     pips = [line for line in commands if " pip install " in line]
     assert pips, planned
     assert not [line for line in pips if " -q" in line or "--quiet" in line], pips
+
+
+def test_make_docs_builds_the_site_strictly_and_make_test_includes_it(tmp_path: Path) -> None:
+    """`--strict` without `--quiet` (which would hide the warnings strict mode counts)."""
+    planned = subprocess.run(
+        ["make", "-n", "test", f"VENV={tmp_path / 'venv'}"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    ).stdout
+    (build,) = [line for line in planned.splitlines() if "mkdocs build" in line]
+    assert "--strict" in build
+    assert "--quiet" not in build
+    assert " -q" not in build
