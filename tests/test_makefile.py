@@ -12,7 +12,7 @@ def test_the_install_step_prints_a_line_per_step_and_lets_pip_speak(tmp_path: Pa
     """`make install` on a fresh machine (dry run, a venv that does not exist): each of its
     commands is announced, and pip runs without -q, so the first minute is not silent."""
     planned = subprocess.run(
-        ["make", "-n", "install", f"VENV={tmp_path / 'venv'}"],
+        ["make", "--no-print-directory", "-n", "install", f"VENV={tmp_path / 'venv'}"],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -30,7 +30,7 @@ def test_the_install_step_prints_a_line_per_step_and_lets_pip_speak(tmp_path: Pa
 def test_make_docs_builds_the_site_strictly_and_make_test_includes_it(tmp_path: Path) -> None:
     """`--strict` without `--quiet` (which would hide the warnings strict mode counts)."""
     planned = subprocess.run(
-        ["make", "-n", "test", f"VENV={tmp_path / 'venv'}"],
+        ["make", "--no-print-directory", "-n", "test", f"VENV={tmp_path / 'venv'}"],
         cwd=ROOT,
         capture_output=True,
         text=True,

@@ -54,7 +54,7 @@ def test_make_demo_runs_the_daemon_on_a_copy_of_the_sample_hub_with_the_embedded
         ["git", "status", "--porcelain"], cwd=ROOT, capture_output=True, text=True, check=True
     )
     demo = subprocess.run(
-        ["make", "-s", "-o", f"{venv}/.installed", "demo", f"VENV={venv}"],
+        ["make", "--no-print-directory", "-s", "-o", f"{venv}/.installed", "demo", f"VENV={venv}"],
         cwd=ROOT,
         capture_output=True,
         text=True,
