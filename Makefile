@@ -1,15 +1,20 @@
-# Two commands for a fresh machine: `make demo` and `make test`.
+# Two commands for a fresh machine: `make demo` and `make test` (the README's, and CI's in .ci/run).
 VENV ?= .venv
 PY := $(VENV)/bin/python
 PYTHON ?= python3
 
-.PHONY: install demo demo-signed test test-slow lint
+.PHONY: install demo demo-signed test test-slow lint docs docs-refs
 
+# pip speaks (no -q): the first install takes a minute or two, and a silent minute looks hung.
 $(VENV)/.installed: pyproject.toml
+	@echo "== install 1/3: a virtualenv in $(VENV)"
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[dev]'
-	touch $@
+	@echo "== install 2/3: an up-to-date pip"
+	$(PY) -m pip install --disable-pip-version-check --upgrade pip
+	@echo "== install 3/3: slopd, editable, with its test and docs tools ('.[dev]')"
+	$(PY) -m pip install --disable-pip-version-check -e '.[dev]'
+	@touch $@
+	@echo "== installed: $(VENV)/bin/slopd"
 
 install: $(VENV)/.installed
 
@@ -34,13 +39,23 @@ demo-signed: install
 		echo "== $$reply"; sed -n '/^---$$/,/^---$$/!p' "$$demo/hub/outbox/$$reply.md"; done
 
 lint: install
-	$(PY) -m ruff check slopd tests bench fuzz
-	$(PY) -m ruff format --check slopd tests bench fuzz
+	$(PY) -m ruff check slopd tests bench fuzz docgen
+	$(PY) -m ruff format --check slopd tests bench fuzz docgen
 	$(PY) -m mypy
 	$(VENV)/bin/lint-imports --no-cache
 
-test: lint
+# The documentation site (mkdocs.yml, docs/) into site/: --strict makes every warning (a broken link or
+# anchor, a page missing from the nav) an error. Offline: nothing in mkdocs.yml fetches.
+docs: install
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
+
+test: lint docs
 	$(PY) -m pytest -q
 
 test-slow: install
 	$(PY) -m pytest -q -m slow || [ $$? -eq 5 ]  # 5: no slow test selected
+
+# Rewrites the references in docs/ from the code (the CLI, config, MCP, HTTP and log references and
+# the admission table); tests/test_docs_references.py fails while one is stale.
+docs-refs: install
+	$(PY) -m docgen

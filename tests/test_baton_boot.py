@@ -14,8 +14,11 @@ from typing import Any
 import pytest
 
 from slopd.baton.score import report
+from tests import corpus
 from tests.conftest import HubDir
-from tests.test_baton_pack import TORN, Vessel, letter, state
+from tests.test_baton_pack import Vessel, letter, state
+
+TORN = corpus.CORPUS / "baton" / "superinstance-flux-baton-test__tree-at-777702f" / ".baton"
 
 SECRET = "Zebra-of-gen-2 moved the parser."  # only generation 2's letter says it
 
@@ -153,16 +156,14 @@ def test_a_refused_boot_is_not_recorded_as_a_boot(hub: HubDir, tmp_path: Path) -
     assert "(v1)" not in listed.stdout
 
 
-ENABLE = "set SLOPD_CORPUS to the folder holding baton/ (the shared corpus) to run it"
-
-
+@pytest.mark.corpus
 def test_the_real_torn_tree_is_refused_and_nothing_of_its_generation_2_is_printed(hub: HubDir) -> None:
     """The corpus's flux-baton-test `.baton/` at 777702f, read in place (copied into the test's temp
     hub, never into the repo): GENERATION 1 with only generation 2's data. Boot refuses (exit 1),
     prints none of gen 2 — not "Gen-2 (score: 7.1)", not its fitness record, not a letter —
     names v2's SCORE.json as another letter's, and the refused boot is not recorded."""
     if not TORN.is_dir():
-        pytest.skip(f"no Baton corpus at {TORN.parents[1]}: {ENABLE}")
+        pytest.skip(corpus.missing(TORN))
     (hub.root / "batons").mkdir()
     shutil.copytree(TORN, hub.root / "batons" / "flux")
     code, plan, shown, warned = boot(hub, "flux")

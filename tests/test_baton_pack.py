@@ -6,7 +6,6 @@ tells the truth about a torn tree."""
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -18,10 +17,6 @@ import pytest
 
 from slopd.baton import generations
 from tests.conftest import SLOPD, HubDir
-
-HERE = Path(__file__).resolve().parents[2] / "shared" / "corpus"
-CORPUS = Path(os.environ.get("SLOPD_CORPUS", HERE)) / "baton"
-TORN = CORPUS / "superinstance-flux-baton-test__tree-at-777702f" / ".baton"
 
 
 def letter(generation: int, where: str = "The parser is half done.") -> str:

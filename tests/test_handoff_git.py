@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import difflib
 import json
-import os
 import subprocess
 from collections import Counter
 from pathlib import Path
@@ -19,11 +18,11 @@ import pytest
 
 from slopd.handoff.grammar import Entry, parse
 from slopd.handoff.merge import key
+from tests import corpus
 from tests.conftest import SLOPD, git_env
 
 FIXTURES = Path(__file__).parent / "fixtures" / "handoff"
-CORPUS = Path(os.environ.get("SLOPD_CORPUS", Path(__file__).resolve().parents[2] / "shared" / "corpus"))
-MERGE_CASE = CORPUS / "mep" / "merge-case__crminarian-gbrain__handoff"  # read, never copied (licences)
+MERGE_CASE = corpus.CORPUS / "mep" / "merge-case__crminarian-gbrain__handoff"  # read, never copied (licences)
 
 
 @pytest.fixture(name="env")
@@ -225,7 +224,7 @@ def test_header_conflict_reaches_git_with_its_markers(env: dict[str, str], repo:
 
 def case_file(prefix: str) -> Path:
     if not MERGE_CASE.is_dir():
-        pytest.skip(f"the MEP merge-case corpus is not on this machine ({MERGE_CASE})")
+        pytest.skip(corpus.missing(MERGE_CASE))
     [found] = sorted(MERGE_CASE.glob(f"{prefix}__*.md"))
     return found
 
@@ -256,6 +255,7 @@ def fixture_gbrain(tmp_path: Path, env: dict[str, str]) -> Path:
     return repo
 
 
+@pytest.mark.corpus
 def test_real_divergent_log_merges_with_the_driver(env: dict[str, str], gbrain: Path) -> None:
     """The real gbrain divergence merges (exit 0) with each entry of OURS and THEIRS once, newest first."""
     ours = case_file("OURS").read_text(encoding="utf-8")
@@ -285,6 +285,7 @@ def test_real_divergent_log_merges_with_the_driver(env: dict[str, str], gbrain: 
     assert {finding["rule"] for finding in report["findings"]} <= {"MEP11"}
 
 
+@pytest.mark.corpus
 def test_real_divergent_log_matches_the_committed_resolution(env: dict[str, str], gbrain: Path) -> None:
     """The driver gives gbrain's committed resolution plus the one blank line that resolution dropped."""
     committed = case_file("MERGED").read_text(encoding="utf-8").split("\n")
@@ -299,6 +300,7 @@ def test_real_divergent_log_matches_the_committed_resolution(env: dict[str, str]
     assert changes == [("insert", [], [""])]
 
 
+@pytest.mark.corpus
 def test_real_divergent_log_conflicts_without_the_driver(
     env: dict[str, str], gbrain: Path, tmp_path: Path
 ) -> None:

@@ -12,22 +12,25 @@ from pathlib import Path
 
 import pytest
 
+from tests import corpus
+
 ROOT = Path(__file__).resolve().parent.parent
-CORPUS = Path(os.environ.get("SLOPD_CORPUS", ROOT.parent / "shared" / "corpus"))
+CORPUS = corpus.CORPUS
 SCRIPT = ROOT / "bench" / "score_compare.py"
 
 
-def run(*args: str, corpus: Path = CORPUS) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ, SLOPD_CORPUS=str(corpus))
+def run(*args: str, where: Path = CORPUS) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, SLOPD_CORPUS=str(where))
     return subprocess.run(
         [sys.executable, str(SCRIPT), *args], capture_output=True, text=True, env=env, timeout=60, check=False
     )
 
 
+@pytest.mark.corpus
 def test_the_docs_tables_are_the_commands_output_on_the_corpus() -> None:
     """Every row the command prints (letters, elements, the summary) is in docs/baton.md as is."""
     if not (CORPUS / "baton" / "EXPECTED_SCORES.json").is_file():
-        pytest.skip(f"no Baton corpus in {CORPUS}: set SLOPD_CORPUS to the folder holding baton/")
+        pytest.skip(corpus.missing(CORPUS / "baton" / "EXPECTED_SCORES.json"))
     printed = run("--markdown")
     assert printed.returncode == 0, printed.stderr
     rows = [line for line in printed.stdout.splitlines() if line.startswith("| ")]
@@ -41,12 +44,13 @@ def test_the_docs_tables_are_the_commands_output_on_the_corpus() -> None:
 
 
 def test_without_the_corpus_the_command_says_how_to_point_at_it(tmp_path: Path) -> None:
-    missing = run(corpus=tmp_path)
+    missing = run(where=tmp_path)
     assert missing.returncode == 2
     assert f"no {tmp_path}/baton/EXPECTED_SCORES.json; set SLOPD_CORPUS" in missing.stderr
 
 
-def test_the_readme_no_longer_claims_only_a_marker_and_rounding() -> None:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    assert "honesty marker and round" not in readme
-    assert "docs/baton.md#scores-beside-flux-baton-and-lighthouse-keeper" in readme
+def test_the_docs_no_longer_claim_only_a_marker_and_rounding() -> None:
+    """The choices page says what was measured and links to the tables."""
+    choices = (ROOT / "docs" / "choices.md").read_text(encoding="utf-8")
+    assert "honesty marker and round" not in choices
+    assert "baton.md#scores-beside-flux-baton-and-lighthouse-keeper" in choices

@@ -10,13 +10,16 @@ import argparse
 import os
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any, cast
+from typing import Any
 
+from slopd.cli.examples import epilog
 from slopd.core.vocabulary import LOG_LEVELS, MAX_ENVELOPE_BYTES, MODES, NAMESPACE, TYPES
 
 _DEFAULT_STATE = "state dir (default $XDG_STATE_HOME/slopd/<hub-id>)"
 _DEFAULT_CONFIG = "TOML config (default $XDG_CONFIG_HOME/slopd/config.toml)"
 _DEFAULT_LOG = "log file (default STATE/slopd.log)"
+_JSON = "print JSON, for scripts"
+_VESSEL = "the vessel: one agent lineage, HUB/batons/VESSEL/"
 
 
 class _Version(argparse.Action):
@@ -28,7 +31,17 @@ class _Version(argparse.Action):
     def __call__(self, parser: argparse.ArgumentParser, *_args: object, **_kwargs: object) -> None:
         from slopd.shell.version import version  # noqa: PLC0415  # argparse alone for other commands
 
-        parser.exit(message=f"slopd {version()}\n")
+        print(f"slopd {version()}")  # on stdout, as argparse's own version action prints
+        parser.exit()
+
+
+class _Formatter(argparse.HelpFormatter):
+    """argparse's help, with the example epilog's lines kept as written (a command line is not prose)."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        if text.startswith("example:"):
+            return "".join(indent + line for line in text.splitlines(keepends=True))
+        return super()._fill_text(text, width, indent)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -36,8 +49,7 @@ class _Parser(argparse.ArgumentParser):
     imports it, with bz2 and lzma, for the width, at every `add_argument`: ~4 ms a command)."""
 
     def _get_formatter(self) -> argparse.HelpFormatter:
-        formatter = cast(type[argparse.HelpFormatter], self.formatter_class)
-        return formatter(prog=self.prog, width=_columns() - 2)
+        return _Formatter(prog=self.prog, width=_columns() - 2)
 
 
 def _columns() -> int:
@@ -54,7 +66,8 @@ def _columns() -> int:
 
 
 def build() -> argparse.ArgumentParser:
-    parser: argparse.ArgumentParser = _Parser(prog="slopd", description="A safe SLOP.md handoff hub.")
+    text = "a safe handoff hub between AI agents and their human: SLOP envelopes, MEP logs, the Baton keeper"
+    parser: argparse.ArgumentParser = _Parser(prog="slopd", description=text)
     parser.add_argument("--version", action=_Version)
     commands = parser.add_subparsers(dest="command", required=True)
 
@@ -72,7 +85,17 @@ def build() -> argparse.ArgumentParser:
     _baton_commands(commands)
     _mcp_command(command)
     _operating_commands(command, commands)
+    _add_examples(parser, "")
     return parser
+
+
+def _add_examples(parser: argparse.ArgumentParser, command: str) -> None:
+    """Each command's `--help` ends with its example (`cli.examples`), at every depth."""
+    parser.epilog = epilog(command)
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                _add_examples(sub, f"{command} {name}".strip())
 
 
 Command = Callable[[str, str, str], argparse.ArgumentParser]
@@ -85,7 +108,7 @@ def _hub_and_state(sub: argparse.ArgumentParser) -> None:
 
 def _hub_commands(command: Command) -> None:
     sub = command("init", "slopd.cli.hubs:init", "create the lanes and HUB.md (changes nothing that exists)")
-    sub.add_argument("hub", metavar="HUB")
+    sub.add_argument("hub", metavar="HUB", help="the hub folder (made if missing)")
     homing = sub.add_mutually_exclusive_group()
     text = "the hub's home watcher, the one that answers `watcher` (default: the config's watcher:NAME)"
     homing.add_argument("--home", metavar="watcher:NAME", help=text)
@@ -99,7 +122,7 @@ def _hub_commands(command: Command) -> None:
     text = "move the hub's home watcher (then reload every slopd watching the hub)"
     verb = verbs.add_parser("home", help=text, description=text)
     verb.add_argument("--hub", required=True, help="the hub folder")
-    verb.add_argument("name", metavar="watcher:NAME")
+    verb.add_argument("name", metavar="watcher:NAME", help="the watcher that becomes home")
 
     sub = command("run", "slopd.cli.daemon:run", "run the daemon on a hub")
     _hub_and_state(sub)
@@ -111,7 +134,7 @@ def _hub_commands(command: Command) -> None:
         "--polling", action="store_true", help="poll the lanes (network/FUSE filesystems without events)"
     )
     sub.add_argument("--log-file", help=_DEFAULT_LOG)
-    sub.add_argument("--log-level", default="info", choices=LOG_LEVELS)
+    sub.add_argument("--log-level", default="info", choices=LOG_LEVELS, help="the least level logged")
     sub.add_argument(
         "--grace",
         type=float,
@@ -121,11 +144,11 @@ def _hub_commands(command: Command) -> None:
 
     sub = command("status", "slopd.cli.hubs:status", "lanes, pending items, last replies, daemon pid")
     _hub_and_state(sub)
-    sub.add_argument("--json", action="store_true")
+    sub.add_argument("--json", action="store_true", help=_JSON)
 
     sub = command("tail", "slopd.cli.hubs:tail", "the JSON log, readable")
     _hub_and_state(sub)
-    sub.add_argument("-f", "--follow", action="store_true")
+    sub.add_argument("-f", "--follow", action="store_true", help="keep printing new lines")
     sub.add_argument("--id", help="only lines about this envelope id")
     sub.add_argument("--level", default="debug", choices=LOG_LEVELS, help="minimum level")
     sub.add_argument("--lane", choices=("inbox", "authorized"), help="only lines about this lane")
@@ -148,11 +171,11 @@ def _envelope_commands(command: Command) -> None:
     where.add_argument("--url", help="post it to a hub's HTTP server instead (http[s]://HOST:PORT)")
     text = "with --url: a file holding the seat's token (default: $SLOPD_TOKEN)"
     sub.add_argument("--token-file", metavar="FILE", help=text)
-    sub.add_argument("--type", required=True, choices=TYPES)
-    sub.add_argument("--from", dest="sender", required=True)
-    sub.add_argument("--to", required=True)
-    sub.add_argument("--in-reply-to")
-    sub.add_argument("--mode", choices=MODES)
+    sub.add_argument("--type", required=True, choices=TYPES, help="the envelope type")
+    sub.add_argument("--from", dest="sender", required=True, help="who sends it (your seat)")
+    sub.add_argument("--to", required=True, help="the recipient: watcher, watcher:NAME, a seat, human")
+    sub.add_argument("--in-reply-to", metavar="ID", help="the id this answers")
+    sub.add_argument("--mode", choices=MODES, help="an instigate's mode (default execute)")
     sub.add_argument("--slug", help="a few words for the id")
     text = "the Standing Standup (standups/PROJECT.md) a handoff is filed in, or a handshake tags in to"
     sub.add_argument("--project", help=text)
@@ -162,23 +185,25 @@ def _envelope_commands(command: Command) -> None:
     sub.add_argument("file", nargs="?", metavar="FILE|-", help="the body (- for stdin)")
 
     sub = command("validate", "slopd.cli.envelopes:validate", "lint envelopes as the daemon would")
-    sub.add_argument("files", nargs="+", metavar="FILE")
-    sub.add_argument("--max-bytes", type=int, default=MAX_ENVELOPE_BYTES)
+    sub.add_argument("files", nargs="+", metavar="FILE", help="envelope files (.md or .json)")
+    sub.add_argument(
+        "--max-bytes", type=int, default=MAX_ENVELOPE_BYTES, help="the size limit (max_envelope_bytes)"
+    )
 
 
 def _key_commands(command: Command) -> None:
     text = "write an OpenSSH Ed25519 key pair; print its allowed_signers line"
     sub = command("keygen", "slopd.cli.keys:keygen", text)
-    sub.add_argument("path", metavar="PATH")
+    sub.add_argument("path", metavar="PATH", help="the private key; the public key goes to PATH.pub")
     sub.add_argument("--principal", required=True, help="who signs with it: the `from` of their orders")
-    sub.add_argument("--namespace", default=NAMESPACE)
+    sub.add_argument("--namespace", default=NAMESPACE, help="the namespace its allowed_signers line allows")
 
     sub = command("sign", "slopd.cli.keys:sign", "sign FILE (SSHSIG, namespace slop) into FILE.sig")
     sub.add_argument("--key", required=True, help="an OpenSSH Ed25519 private key")
-    sub.add_argument("--namespace", default=NAMESPACE)
+    sub.add_argument("--namespace", default=NAMESPACE, help="the signature namespace")
     sub.add_argument("--out", metavar="SIG", help="write here, e.g. NAME.md.bob.sig for a second signer")
     sub.add_argument("--force", action="store_true", help="replace an existing signature file")
-    sub.add_argument("file", metavar="FILE")
+    sub.add_argument("file", metavar="FILE", help="the file to sign (an order, outside the hub)")
 
     text = "check FILE.sig over any file as ssh-keygen -Y verify does; for an order, every order check too"
     sub = command("verify", "slopd.cli.keys:verify", text)
@@ -188,7 +213,7 @@ def _key_commands(command: Command) -> None:
     sub.add_argument("--config", help="take [auth] and the actions' quorum and require from this config")
     sub.add_argument("--namespace", help=f"the signature namespace (default: the config's, else {NAMESPACE})")
     sub.add_argument("--signature", metavar="SIG", help="the signature of a plain file (default FILE.sig)")
-    sub.add_argument("file", metavar="FILE")
+    sub.add_argument("file", metavar="FILE", help="an order, or any signed file")
 
 
 def _handoff_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -204,7 +229,7 @@ def _handoff_commands(commands: argparse._SubParsersAction[argparse.ArgumentPars
     sub = verb(
         "lint", "lint_files", "check handoff logs against the MEP schema (FILE:LINE: RULE message — fix)"
     )
-    sub.add_argument("files", nargs="+", metavar="FILE")
+    sub.add_argument("files", nargs="+", metavar="FILE", help="handoff logs")
     sub.add_argument("--json", action="store_true", help="one object per file")
     sub.add_argument("--strict", action="store_true", help="warnings fail too (exit 1)")
 
@@ -212,8 +237,8 @@ def _handoff_commands(commands: argparse._SubParsersAction[argparse.ArgumentPars
     sub.add_argument(
         "--marker-size", type=int, default=7, metavar="N", help="conflict marker length (git's %%L)"
     )
-    for name in ("base", "ours", "theirs"):
-        sub.add_argument(name, metavar=name.upper())
+    for name, text in (("base", "%%O"), ("ours", "%%A, where the result goes"), ("theirs", "%%B")):
+        sub.add_argument(name, metavar=name.upper(), help=f"git's {text}")
 
     text = "register the merge driver in a git repository (git config + .gitattributes); idempotent"
     sub = verb("install-merge-driver", "install_merge_driver", text)
@@ -223,7 +248,7 @@ def _handoff_commands(commands: argparse._SubParsersAction[argparse.ArgumentPars
 
     text = "prepend a conformant entry to FILE (sections from the options, or Markdown on stdin)"
     sub = verb("new", "new", text)
-    sub.add_argument("file", metavar="FILE")
+    sub.add_argument("file", metavar="FILE", help="the handoff log (made if missing)")
     sub.add_argument("--agent", required=True, help="who wrote the entry (v2 agent name)")
     sub.add_argument("--context", help="v1 header context: 'machine (branch)'")
     sub.add_argument("--platform", help="v2: the platform, e.g. 'Claude (Hot Rod)'")
@@ -244,8 +269,8 @@ def _handoff_commands(commands: argparse._SubParsersAction[argparse.ArgumentPars
     sub = commands.add_parser("standup", help=text, description=text)
     sub.set_defaults(handler="slopd.cli.standup:show")
     sub.add_argument("--hub", required=True, help="the hub folder")
-    sub.add_argument("project", metavar="PROJECT")
-    sub.add_argument("--json", action="store_true")
+    sub.add_argument("project", metavar="PROJECT", help="the project (standups/PROJECT.md)")
+    sub.add_argument("--json", action="store_true", help=_JSON)
 
 
 def _token_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -306,7 +331,7 @@ def _baton_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser
     sub.set_defaults(handler="slopd.cli.baton:init")
     sub.add_argument("--hub", required=True, help="the hub folder")
     sub.add_argument("--identity", required=True, metavar="FILE.json", help="the agent's IDENTITY.json")
-    sub.add_argument("vessel", metavar="VESSEL")
+    sub.add_argument("vessel", metavar="VESSEL", help=_VESSEL)
 
     text = "lease a vessel's next generation: prints {lease_id, expires, generation}; exit 1 while leased"
     sub = verbs.add_parser("lease", help=text, description=text)
@@ -316,7 +341,7 @@ def _baton_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser
     sub.add_argument(
         "--ttl", type=float, default=300.0, metavar="SECS", help="seconds until it expires (300)"
     )
-    sub.add_argument("vessel", metavar="VESSEL")
+    sub.add_argument("vessel", metavar="VESSEL", help=_VESSEL)
 
     text = "score, gate and commit the next generation with a live lease; prints the score JSON"
     sub = verbs.add_parser("pack", help=text, description=text)
@@ -330,7 +355,7 @@ def _baton_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser
     text = "commit a letter that fails the gate, marked LOW_QUALITY"
     sub.add_argument("--accept-low-quality", action="store_true", help=text)
     sub.add_argument("--config", help=_DEFAULT_CONFIG + "; its [baton.summarizer] writes AUTOBIOGRAPHY.md")
-    sub.add_argument("vessel", metavar="VESSEL")
+    sub.add_argument("vessel", metavar="VESSEL", help=_VESSEL)
     _baton_reading_commands(verbs)
 
 
@@ -339,9 +364,9 @@ def _baton_reading_commands(verbs: argparse._SubParsersAction[argparse.ArgumentP
     sub = verbs.add_parser("metrics", help=text, description=text)
     sub.set_defaults(handler="slopd.cli.baton:metrics")
     sub.add_argument("--hub", required=True, help="the hub folder")
-    sub.add_argument("--json", action="store_true")
+    sub.add_argument("--json", action="store_true", help=_JSON)
     sub.add_argument("--plot", metavar="FILE.png", help="draw the metrics too (needs the slopd[plot] extra)")
-    sub.add_argument("vessel", metavar="VESSEL")
+    sub.add_argument("vessel", metavar="VESSEL", help=_VESSEL)
 
     text = "what the next generation reads: GENERATION's state and letter, then what the budget allows"
     sub = verbs.add_parser("boot", help=text, description=text)
@@ -350,14 +375,14 @@ def _baton_reading_commands(verbs: argparse._SubParsersAction[argparse.ArgumentP
     sub.add_argument(
         "--budget", type=int, metavar="TOKENS", help="tokens (characters / 4) for IDENTITY and L1"
     )
-    sub.add_argument("--json", action="store_true")
-    sub.add_argument("vessel", metavar="VESSEL")
+    sub.add_argument("--json", action="store_true", help=_JSON)
+    sub.add_argument("vessel", metavar="VESSEL", help=_VESSEL)
 
     text = "every vessel of the hub: GENERATION, live lease, last boot, last score"
     sub = verbs.add_parser("registry", help=text, description=text)
     sub.set_defaults(handler="slopd.cli.baton:registry")
     _hub_and_state(sub)
-    sub.add_argument("--json", action="store_true")
+    sub.add_argument("--json", action="store_true", help=_JSON)
 
 
 def _operating_commands(

@@ -9,6 +9,9 @@ Rules:
 3. The config, the allowed-signers file and the state dir never live inside the hub: trusted
    inputs must not be writable by the agents that write the hub.
 4. Defaults that come from the environment (names, paths) are `shell.defaults`'.
+5. The schema is what `parse` takes: each key is read by `_Table.take` with its check (whose
+   docstring says the type it accepts) and its default. `record` lists them as they are taken,
+   and the config reference is made from that list (`docgen/config.py`), so it cannot drift.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import os
 import re
 import tomllib
 from collections.abc import Callable, Iterable, Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -185,6 +189,40 @@ def parse(text: str) -> Config:
     return config
 
 
+@dataclass(frozen=True, slots=True)
+class Key:
+    """A key `parse` takes (rule 5): its dotted name, its check and its default."""
+
+    name: str
+    check: Callable[[object, str], object]
+    default: object
+
+
+@dataclass
+class Taken:
+    """What one `record`ed read took: the keys, the tables it opened, the error it stopped at."""
+
+    keys: list[Key] = field(default_factory=list)
+    tables: list[str] = field(default_factory=list)
+    error: ConfigError | None = None
+
+
+_TAKING: ContextVar[Taken | None] = ContextVar("slopd_config_taking", default=None)
+
+
+def record(read: Callable[[], object]) -> Taken:
+    """Every key and table `read` (a `parse`, or one check) takes, in order (rule 5)."""
+    taken = Taken()
+    token = _TAKING.set(taken)
+    try:
+        read()
+    except ConfigError as error:
+        taken.error = error
+    finally:
+        _TAKING.reset(token)
+    return taken
+
+
 class _Table:
     """A TOML table being read: every key taken is checked; `finish` rejects the leftovers.
 
@@ -192,6 +230,8 @@ class _Table:
     `finish` raises one `ConfigError` with every mistake of the table and of the tables in it."""
 
     def __init__(self, value: object, where: str) -> None:
+        if (taking := _TAKING.get()) is not None:
+            taking.tables.append(where)
         if not isinstance(value, dict):
             raise ConfigError(f"{where or 'the config'}: must be a table")
         self.values: dict[str, Any] = dict(value)
@@ -205,6 +245,8 @@ class _Table:
 
     def take(self, name: str, check: Callable[[object, str], T], default: T) -> T:
         self.known.append(name)
+        if (taking := _TAKING.get()) is not None:
+            taking.keys.append(Key(self.key(name), check, default))
         if name not in self.values:
             return default
         try:
@@ -262,6 +304,7 @@ def _number(value: object, key: str) -> float:
 
 
 def _positive(value: object, key: str) -> float:
+    """seconds, more than 0"""
     number = _number(value, key)
     if number <= 0:
         raise ConfigError(f"{key}: must be greater than 0")
@@ -269,6 +312,7 @@ def _positive(value: object, key: str) -> float:
 
 
 def _non_negative(value: object, key: str) -> float:
+    """seconds, 0 or more"""
     number = _number(value, key)
     if number < 0:
         raise ConfigError(f"{key}: must not be negative")
@@ -276,6 +320,7 @@ def _non_negative(value: object, key: str) -> float:
 
 
 def _positive_int(value: object, key: str) -> int:
+    """an integer, 1 or more"""
     if isinstance(value, bool) or not isinstance(value, int):
         raise _type_error(key, "an integer", value)
     if value < 1:
@@ -284,18 +329,21 @@ def _positive_int(value: object, key: str) -> int:
 
 
 def _string(value: object, key: str) -> str:
+    """a non-empty string"""
     if not isinstance(value, str) or not value:
         raise _type_error(key, "a non-empty string", value)
     return value
 
 
 def _argv(value: object, key: str) -> tuple[str, ...]:
+    """an argv: a non-empty list of strings, run without a shell"""
     if not isinstance(value, list) or not value:
         raise _type_error(key, "a non-empty list of strings (an argv)", value)
     return tuple(_string(item, f"{key}[{index}]") for index, item in enumerate(value))
 
 
 def _names(value: object, key: str) -> tuple[str, ...]:
+    """a non-empty list of recipient names"""
     names = _argv(value, key)
     bad = [
         f"{key}: {name!r} is not a valid recipient name"
@@ -308,6 +356,7 @@ def _names(value: object, key: str) -> tuple[str, ...]:
 
 
 def _env(value: object, key: str) -> dict[str, str]:
+    """a table of strings"""
     table = _Table(value, key)
     values = _each(table.values.items(), lambda name, item: (name, _string(item, table.key(name))))
     return dict(values)
@@ -332,6 +381,7 @@ def _command(value: object, key: str, *, timeout: float, extra: bool) -> Command
 
 
 def _requirement(value: object, key: str) -> str:
+    """`"touch"` or `"verified"`"""
     text = _string(value, key)
     if text not in REQUIREMENTS:
         raise ConfigError(f"{key}: must be one of {', '.join(map(repr, REQUIREMENTS))}, got {text!r}")
@@ -339,6 +389,7 @@ def _requirement(value: object, key: str) -> str:
 
 
 def _bool(value: object, key: str) -> bool:
+    """true or false"""
     if not isinstance(value, bool):
         raise _type_error(key, "true or false", value)
     return value
@@ -395,6 +446,7 @@ def _auth(value: object, key: str) -> Auth:
 
 
 def _path(value: object, key: str) -> Path:
+    """a path, relative to the config file's folder"""
     return Path(_string(value, key))
 
 
@@ -406,6 +458,7 @@ def _baton(value: object, key: str) -> tuple[str, ...] | None:
 
 
 def _origins(value: object, key: str) -> tuple[origins.Origin, ...]:
+    """a list of origins (`https://host[:port]`)"""
     if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
         raise _type_error(key, 'a list of origins such as "https://console.example:8443"', value)
     found, errors = [], []

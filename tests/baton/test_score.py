@@ -28,11 +28,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from slopd.baton.score import PROSE_MINIMUMS, advice, report, score_handoff
+from tests import corpus
 from tests.conftest import SLOPD, hub_env
 
-CORPUS = (
-    Path(os.environ.get("SLOPD_CORPUS", Path(__file__).resolve().parents[3] / "shared" / "corpus")) / "baton"
-)
+CORPUS = corpus.CORPUS / "baton"
 TREE = "superinstance-flux-baton-test__tree-at-777702f/.baton"
 ORDER = (
     "surplus_insight",
@@ -118,12 +117,13 @@ def test_the_table_follows_from_its_hits(name: str) -> None:
     assert derived == scores
 
 
+@pytest.mark.corpus
 @pytest.mark.parametrize("name", sorted(LETTERS))
 def test_each_corpus_letter_gets_the_hand_computed_score(name: str) -> None:
     """The implementation agrees with the table: every element, the exact average, the verdict."""
     path = CORPUS / name
     if not path.exists():
-        pytest.skip(f"no Baton corpus at {CORPUS}")
+        pytest.skip(corpus.missing(path))
     *_, words, _, _, scores = LETTERS[name]
     letter = path.read_text(encoding="utf-8")
     result = score_handoff(letter)

@@ -2,25 +2,23 @@
 licences vary): every file parses and renders back byte for byte, lints without a crash, gets
 the verdict docs/handoff.md records, and gets MEP's checker's verdict (as `mep_rules` re-states
 it) except where docs/handoff.md lists the difference. Skipped where the corpus is not beside
-the repository (set SLOPD_CORPUS to point at it).
+the repository (set SLOPD_CORPUS to point at it: `tests/corpus.py`).
 """
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 
 from slopd.handoff.grammar import parse, render
 from slopd.handoff.lint import lint
+from tests import corpus
 from tests.handoff import mep_rules
 
-CORPUS = (
-    Path(os.environ.get("SLOPD_CORPUS", Path(__file__).resolve().parents[3] / "shared" / "corpus")) / "mep"
-)
+CORPUS = corpus.CORPUS / "mep"
 FILES = sorted(path for path in CORPUS.rglob("*.md") if path.name != "MANIFEST.md") if CORPUS.is_dir() else []
-pytestmark = pytest.mark.skipif(not FILES, reason=f"no MEP corpus at {CORPUS}")
+pytestmark = [pytest.mark.corpus, pytest.mark.skipif(not FILES, reason=corpus.missing(CORPUS))]
 
 # file-name prefix (after the repository part) -> (conformant, the rules found, as a set)
 VERDICTS = {
@@ -59,7 +57,7 @@ def test_the_corpus_verdicts_are_the_documented_ones(name: str) -> None:
     """MEP's own fixtures get MEP's verdicts; the other real logs the ones docs/handoff.md lists."""
     path = CORPUS / name
     if not path.exists():
-        pytest.skip(f"{name} is not in this corpus")
+        pytest.skip(corpus.missing(path))
     report = lint(path.read_bytes())
     conformant, rules = VERDICTS[name]
     assert (report.conformant, {finding.rule for finding in report.findings}) == (conformant, rules)

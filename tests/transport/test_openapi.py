@@ -40,6 +40,7 @@ from starlette.testclient import TestClient
 
 from slopd import app
 from slopd.core.layout import LEDGER_FILE
+from slopd.shell.version import version
 from slopd.transport import tokens as token_file
 from slopd.transport.problems import TITLES
 from slopd.transport.ratelimit import Allowance, Limiter
@@ -266,13 +267,15 @@ def test_paths_and_methods_are_exactly_the_apps_routes(hub: HubDir) -> None:
     assert documented == routes
 
 
-def test_the_served_document_is_the_file(hub: HubDir) -> None:
+def test_the_served_document_is_the_file_with_this_installations_version(hub: HubDir) -> None:
+    """Byte for byte the file, but for `info.version`: the version `slopd --version` prints."""
     with_tokens(hub)
     with serving(hub) as (_service, asgi), TestClient(asgi) as client:
         served = client.get("/openapi.json")
     assert served.status_code == 200
     assert served.headers["content-type"] == "application/json"
-    assert served.content == DOCUMENT_BYTES
+    expected = {**DOCUMENT, "info": {**DOCUMENT["info"], "version": version()}}
+    assert served.content == (json.dumps(expected, indent=2, ensure_ascii=False) + "\n").encode()
 
 
 def conforms(method: str, template: str, answer: httpx2.Response) -> None:

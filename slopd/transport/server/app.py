@@ -13,6 +13,7 @@ Rules:
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
@@ -36,6 +37,7 @@ from slopd.core.receipts import is_terminal
 from slopd.shell.lanes import Hub
 from slopd.shell.log import Logger
 from slopd.shell.receipts import Receipts
+from slopd.shell.version import version
 from slopd.transport.problems import Problem
 from slopd.transport.ratelimit import Limiter
 from slopd.transport.server import views, wire
@@ -48,6 +50,14 @@ from slopd.transport.server.waiting import Doorbell
 
 MAX_WAIT = 30.0
 Handler = Callable[[Request, str], Awaitable[Response]]
+
+
+def openapi_document() -> bytes:
+    """`openapi.json` as served: the file, with this installation's version (`shell.version`, the
+    one source `slopd --version` and MCP's `serverInfo` report too) as its `info.version`."""
+    document = json.loads(resources.files(__package__).joinpath("openapi.json").read_bytes())
+    document["info"]["version"] = version()
+    return (json.dumps(document, indent=2, ensure_ascii=False) + "\n").encode()
 
 
 @dataclass(eq=False)
@@ -71,9 +81,7 @@ class Service:
     draining: list[Callable[[], None]] = field(default_factory=list)  # called (any thread) as it stops
     stopping: bool = False
     in_flight: int = 0
-    openapi: bytes = field(
-        default_factory=lambda: resources.files(__package__).joinpath("openapi.json").read_bytes()
-    )
+    openapi: bytes = field(default_factory=openapi_document)
 
 
 class _Api:

@@ -46,9 +46,11 @@ class Seats:
         """At start: the file as it is, or an empty set, the reason in the log, and True (rule 2)."""
         try:
             found = _load(path)
-        except (OSError, ValueError) as error:
-            event = "tokens.unreadable" if isinstance(error, OSError) else "tokens.invalid"
-            self.log.error(event, path=str(path), reason=str(error))
+        except OSError as error:
+            self.log.error("tokens.unreadable", path=str(path), reason=str(error))
+            return token_file.Tokens((), ()), True
+        except ValueError as error:
+            self.log.error("tokens.invalid", path=str(path), reason=str(error))
             return token_file.Tokens((), ()), True
         self.log.info("tokens.loaded", path=str(path), seats=found.seats())
         return found, False

@@ -1,6 +1,6 @@
-"""The README's MCP registration snippets: each JSON and TOML one parses, names `slopd mcp`
-with options the command accepts, and the command line runs (`--help`, since a real session
-needs a host)."""
+"""The MCP registration snippets of docs/agents.md: each JSON and TOML one parses, names
+`slopd mcp` with options the command accepts, and the command line runs (`--help`, since a real
+session needs a host)."""
 
 from __future__ import annotations
 
@@ -13,22 +13,21 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from tests.test_readme_sections import ROOT
+from tests.docs_blocks import text
 
-HEADING = "## Use the hub from Claude Code, Cursor, Codex CLI and Gemini CLI\n"
+HEADING = "Use the hub from Claude Code, Cursor, Codex CLI and Gemini CLI"
 
 
 def section() -> str:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    return readme.split(HEADING, 1)[1].split("\n## ", 1)[0]
+    return text("docs/agents.md", HEADING)
 
 
 def servers() -> list[dict[str, Any]]:
     found = []
-    for kind, text in re.findall(r"```(json|toml)\n(.*?)```", section(), re.DOTALL):
-        document = json.loads(text) if kind == "json" else tomllib.loads(text)
+    for kind, snippet in re.findall(r"```(json|toml)\n(.*?)```", section(), re.DOTALL):
+        document = json.loads(snippet) if kind == "json" else tomllib.loads(snippet)
         entries = document.get("mcpServers") or document.get("mcp_servers")
-        assert isinstance(entries, dict), text
+        assert isinstance(entries, dict), snippet
         found += list(entries.values())
     return found
 
