@@ -59,7 +59,9 @@ def run(args: argparse.Namespace) -> int:
         )
         if http is not None:
             serving.callback(http.close)
-            http.start()
+            # Notifications link to the console's pages on this server (SPEC §16); a configured
+            # public URL (`[console] public_url`, when it lands) is to take precedence.
+            daemon.parts.notifier.link_base = http.start()
         try:
             daemon.run(
                 stop=stop,

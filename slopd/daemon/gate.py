@@ -39,6 +39,7 @@ class Hold:
     missing: str  # what it waits for, named for the log
     until: float
     first: bool
+    signed: tuple[str, ...] = ()  # an order's signatures already here (a quorum's first signers)
 
 
 class Gate:
@@ -68,7 +69,7 @@ class Gate:
             since, first = self._seen(name, now)
             if now < since + self.grace:
                 self._waiting.update(dict.fromkeys(missing, name))
-                return Hold(", ".join(missing), since + self.grace, first)
+                return Hold(", ".join(missing), since + self.grace, first, tuple(signatures))
         self.forget(name)
         return orders.check(envelope, message, signatures, self.trust, self.clock())
 

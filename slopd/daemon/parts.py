@@ -26,7 +26,7 @@ from slopd.shell.executor import Runner
 from slopd.shell.lanes import Hub
 from slopd.shell.ledger import Ledger
 from slopd.shell.log import Logger
-from slopd.shell.notifier import Notifier
+from slopd.shell.notifier import Notifier, Sink
 
 
 class Clock:
@@ -61,6 +61,7 @@ class Parts:
     in_flight: set[Where] = field(default_factory=set)  # inputs whose job is queued or running
     last_error: str | None = None
     recheck_homes: Callable[[], None] = lambda: None  # re-read who else watches (`daemon.homing`)
+    sinks_for: Callable[[Config], list[Sink]] = lambda _config: []  # a config's push destinations
 
     def __post_init__(self) -> None:
         self.policy = self.config.policy()
