@@ -178,6 +178,11 @@ class Receipts:
         )
         return [_reply(row) for row in rows]
 
+    def recent(self, seat: str, limit: int) -> list[FeedReply]:
+        """The newest `limit` replies to `seat`, oldest first."""
+        rows = self._all(f"{_REPLY} WHERE r.recipient = ? ORDER BY r.rowid DESC LIMIT ?", (seat, limit))
+        return [_reply(row) for row in reversed(rows)]
+
     def reply(self, id: str, seat: str) -> FeedReply | None:
         found = self._one(f"{_REPLY} WHERE r.id = ? AND r.recipient = ?", (id.lower(), seat))
         return _reply(found) if found else None

@@ -1,14 +1,19 @@
-"""Blocking waits for a reply: woken by the daemon's bell (in its process) or by `outbox/` events.
+"""Blocking waits for a reply: woken by the daemon's bell (in its process) or by the filesystem.
 
-Used by `slopd send --wait` (`submit.await_reply`) and the MCP tools that wait.
+Used by `slopd send --wait` (`submit.await_reply`), `slopd wait`, and the MCP tools that wait
+and subscriptions that notify (`slop_wait`, `slop://replies`).
 
 Rules:
-1. `Waker.poke` (any thread) wakes every wait; a wait looks again at each wake-up and once a
-   second besides (a lost filesystem event must not stall it), until `done` or the deadline.
+1. `Waker.poke` (any thread) wakes every wait and calls every listener (`listen`); a wait looks
+   again at each wake-up and once a second besides (a lost filesystem event must not stall it),
+   until `done` or the deadline.
 2. A wait registers before it first looks, so a reply written between the look and the wait
    still wakes it.
-3. Given a hub's root, the wakes come from a watch on its `outbox/`, started by the first wait
-   that may block and stopped by `close`; without one, only `poke` wakes (the daemon's bell).
+3. Given a hub's root, the wakes come from a watch on its `outbox/` — and, given the ledger's
+   path, on the ledger's write-ahead log, which a commit of the daemon writes last: a reply is
+   in `outbox/` before its row commits, so the WAL's event is the one that finds it. The watch
+   starts with the first wait that may block (or `watch`) and stops at `close`; without a root,
+   only `poke` wakes (the daemon's bell).
 """
 
 from __future__ import annotations
@@ -27,39 +32,64 @@ RECHECK = 1.0
 
 
 class Waker:
-    def __init__(self, watch_root: Path | None = None) -> None:
+    def __init__(self, watch_root: Path | None = None, ledger: Path | None = None) -> None:
         self._condition = threading.Condition()
         self._rung = 0
-        self._root = watch_root
-        self._watcher: Watcher | None = None
+        self._root, self._ledger = watch_root, ledger
+        self._watchers: list[Watcher] = []
+        self._listeners: dict[int, Callable[[], None]] = {}
 
     def poke(self) -> None:
         with self._condition:
             self._rung += 1
             self._condition.notify_all()
+            listeners = list(self._listeners.values())
+        for listener in listeners:
+            listener()
 
-    def _watch(self) -> None:
+    def listen(self, listener: Callable[[], None]) -> Callable[[], None]:
+        """Rule 1: call `listener` (in the poking thread) at every poke; the function returned stops it."""
+        with self._condition:
+            number = max(self._listeners, default=0) + 1
+            self._listeners[number] = listener
+
+        def stop() -> None:
+            with self._condition:
+                self._listeners.pop(number, None)
+
+        return stop
+
+    def watch(self) -> None:
         """Rule 3."""
-        if self._root is None or self._watcher is not None:
+        if self._root is None or self._watchers:
             return
         from slopd.shell.watcher import Notice, Watcher  # noqa: PLC0415  # only a wait needs watchdog
 
         def put(_notice: Notice) -> None:
             self.poke()
 
-        watcher = Watcher(self._root, ("outbox",), polling=False, put=put)
-        watcher.start()
-        self._watcher = watcher
+        watchers = [Watcher(self._root, ("outbox",), polling=False, put=put)]
+        if self._ledger is not None:
+            wal = self._ledger.name
+
+            def committed(notice: Notice) -> None:
+                if notice[1].startswith(wal):  # the ledger's files, not the log beside them
+                    self.poke()
+
+            watchers.append(Watcher(self._ledger.parent, (".",), polling=False, put=committed))
+        for watcher in watchers:
+            watcher.start()
+        self._watchers = watchers
 
     def close(self) -> None:
-        watcher, self._watcher = self._watcher, None
-        if watcher is not None:
+        watchers, self._watchers = self._watchers, []
+        for watcher in watchers:
             watcher.stop()
 
     def wait_for(self, look: Callable[[], T], done: Callable[[T], bool], timeout: float) -> T:
         """Rules 1 and 2."""
         if timeout > 0:
-            self._watch()
+            self.watch()
         deadline = time.monotonic() + timeout
         while True:
             with self._condition:

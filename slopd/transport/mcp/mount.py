@@ -8,7 +8,8 @@ Rules:
    tools act as that seat — a session opened with one token cannot act for another.
 3. A Host header outside loopback and the address served is refused by the SDK (421): a web
    page cannot reach a local server through DNS rebinding.
-4. Tools wait on the daemon's bell (the reply's commit), not on a filesystem watch.
+4. Tools wait on the daemon's bell (the reply's commit), not on a filesystem watch; the bell
+   also tells the sessions subscribed to `slop://replies` (`mcp.news`).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from slopd.core.orders import Trust
 from slopd.shell.bell import Bell
 from slopd.shell.waker import Waker
 from slopd.transport.mcp import server as mcp_server
+from slopd.transport.mcp.news import News
 from slopd.transport.mcp.seat import Seat
 from slopd.transport.problems import MEDIA_TYPE, Problem
 from slopd.transport.server.auth import Seats
@@ -42,7 +44,8 @@ class Desks:
     def __init__(self, app: App, trust: Trust | None, bell: Bell) -> None:
         self.app, self.trust = app, trust
         self.waker = Waker(None)
-        self._stop = bell.listen(self.waker.poke)
+        self.news = News()
+        self._stops = [bell.listen(self.waker.poke), bell.listen(self.news.rung)]
         self._seats: dict[str, Seat] = {}
         self._lock = threading.Lock()  # tools run on worker threads
 
@@ -66,7 +69,8 @@ class Desks:
         return getattr(found, "data", b"").decode("utf-8", "replace")
 
     def close(self) -> None:
-        self._stop()
+        for stop in self._stops:
+            stop()
         with self._lock:
             seats, self._seats = list(self._seats.values()), {}
         for seat in seats:
@@ -78,7 +82,7 @@ def routes(
 ) -> tuple[list[Route], Callable[[], contextlib.AbstractAsyncContextManager[None]], Desks]:
     """Rules 1-4: the two routes, the lifespan they need, and the seats behind them."""
     desks = Desks(app, app.trust, app.bell)
-    server = mcp_server.build(desks, desks.guide)
+    server = mcp_server.build(desks, desks.guide, desks.news)
     hosts = ["127.0.0.1:*", "localhost:*", "[::1]:*", f"{host}:*"]
     security = TransportSecuritySettings(
         enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=[]

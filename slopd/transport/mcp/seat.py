@@ -61,7 +61,7 @@ class Seat:
         self.ledger = Ledger(state / LEDGER_FILE)  # makes the schema if no daemon has; reads notes
         self.receipts = Receipts(state / LEDGER_FILE)
         self.intake = Intake(hub, self.receipts, config.max_envelope_bytes, clock)
-        self.waker = waker or Waker(hub.root)
+        self.waker = waker or Waker(hub.root, state / LEDGER_FILE)
         self.clock = clock
 
     def close(self) -> None:
@@ -151,6 +151,15 @@ class Seat:
         return views.feed_page(
             self.hub, self.receipts, self.seat, found, after=after, limit=limit, shape=_summary
         )
+
+    def recent(self, limit: int = 20) -> dict[str, Any]:
+        """The `slop://replies` resource: the newest `limit` replies, oldest first, summarized."""
+        found = self.receipts.recent(self.seat, min(max(limit, 1), 100))
+        return {
+            "replies": [_summary(views.reply(self.hub, reply)) for reply in found],
+            "tail_cursor": self.receipts.last_seq(self.seat),
+            "pending": self.pending(),
+        }
 
     def read(self, id: str, offset: int = 0, max_chars: int = MAX_CHARS) -> dict[str, Any]:
         """A reply to this seat, or an envelope it sent, a page of it at a time."""

@@ -11,16 +11,25 @@ Rules:
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import json
+from collections.abc import Awaitable, Callable
 from typing import Annotated, Any, Literal, TypeVar
 
 from mcp.server import MCPServer
+from mcp.server.context import ServerRequestContext
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
-from mcp.types import ToolAnnotations
+from mcp.types import (
+    SubscribeRequestParams,
+    SubscriptionsListenRequestParams,
+    ToolAnnotations,
+    UnsubscribeRequestParams,
+)
 from pydantic import BaseModel, Field
 
 from slopd.transport.mcp import models, protocols
+from slopd.transport.mcp import news as news_module
+from slopd.transport.mcp.news import News
 from slopd.transport.mcp.seat import MAX_CHARS, MAX_WAIT, Seat
 from slopd.transport.problems import Problem
 
@@ -46,8 +55,13 @@ def _as(model: type[M], work: Callable[[], dict[str, Any]]) -> M:
         raise ToolError(f"{problem.body()['title']}: {problem.detail}{reasons}") from None
 
 
-def build(seats: SeatSource, guide: Callable[[], str]) -> MCPServer:  # noqa: PLR0915  # one per tool
+def build(  # noqa: PLR0915  # one per tool
+    seats: SeatSource, guide: Callable[[], str], news: News | None = None
+) -> MCPServer:
+    """The server; with `news`, `slop://replies` can be subscribed to (`mcp.news`)."""
     server = MCPServer("slopd", instructions=INSTRUCTIONS)
+    if news is not None:
+        _subscriptions(server, seats, news)
 
     @server.tool(annotations=READ)
     def slop_hub_info(ctx: Context) -> models.HubInfo:
@@ -190,6 +204,12 @@ def build(seats: SeatSource, guide: Callable[[], str]) -> MCPServer:  # noqa: PL
         except Problem as problem:
             raise ResourceNotFoundError(problem.detail) from None
 
+    @server.resource(news_module.RESOURCE + "{?limit}", mime_type="application/json")
+    def feed(ctx: Context, limit: int = 20) -> str:
+        """This seat's newest replies (at most `limit`, oldest first), its cursor and what it has not
+        acked. Subscribe to it to hear of each new reply."""
+        return json.dumps(seats(ctx).recent(limit))
+
     @server.resource("slop://standup/{project}", mime_type="text/markdown")
     def standup(project: str, ctx: Context) -> str:
         """A project's Standing Standup file."""
@@ -202,3 +222,20 @@ def build(seats: SeatSource, guide: Callable[[], str]) -> MCPServer:  # noqa: PL
         return found
 
     return server
+
+
+def _subscriptions(server: MCPServer, seats: SeatSource, news: News) -> None:
+    """`resources/subscribe`, `resources/unsubscribe` and `subscriptions/listen` on `news`. The
+    lowlevel server is where the SDK says a spec method is (re)provided (`MethodBinding`'s note)."""
+    news.seat_of = seats
+    lowlevel = server._lowlevel_server
+
+    def adapt(handler: Callable[[Context[Any, Any], Any], Awaitable[Any]]) -> Any:
+        async def handle(request: ServerRequestContext[Any, Any], params: Any) -> Any:
+            return await handler(Context(request_context=request, mcp_server=server), params)
+
+        return handle
+
+    lowlevel.add_request_handler("resources/subscribe", SubscribeRequestParams, adapt(news.subscribe))
+    lowlevel.add_request_handler("resources/unsubscribe", UnsubscribeRequestParams, adapt(news.unsubscribe))
+    lowlevel.add_request_handler("subscriptions/listen", SubscriptionsListenRequestParams, adapt(news.listen))
