@@ -14,6 +14,9 @@ Rules:
    `writing` whose file was never written, so a resend is accepted again.
 4. Reading the feed never changes it; an ack is its own row (`acks`), per seat.
 5. The schema is the ledger's (`shell.ledger`), which creates it before this opens.
+6. A seat's wake cursor (`cursors`) is the seq of the last reply its wake-ups (`slop_wait`,
+   `slopd wait`, the agent hooks) delivered as new; it starts at the seat's tail when first
+   asked for, and only moves forward. The reply feed's own cursor (`after`) is the client's.
 """
 
 from __future__ import annotations
@@ -221,6 +224,41 @@ class Receipts:
                 (seat, found.id, now),
             )
         return True
+
+    def sent_by(self, seat: str, since: str) -> list[tuple[str, str]]:
+        """(id, type) of the envelopes `seat` sent from `since` on — by receipt (HTTP, MCP) or by
+        the ledger's `from` (a file) — oldest first, each once."""
+        rows = self._all(
+            "SELECT id, type, received_at FROM receipts WHERE seat = ? AND received_at >= ?"
+            " UNION SELECT id, type, received_at FROM inputs"
+            " WHERE sender = ? AND received_at >= ? AND id IS NOT NULL AND type IS NOT NULL"
+            " ORDER BY received_at",
+            (seat, since, seat, since),
+        )
+        found: dict[str, tuple[str, str]] = {}
+        for row in rows:
+            found.setdefault(str(row[0]).lower(), (str(row[0]), str(row[1])))
+        return list(found.values())
+
+    # -- the wake cursor: what a seat's wake-ups have delivered -----------------------------
+
+    def cursor(self, seat: str, now: str) -> int:
+        """Rule 6: the seat's wake cursor, made at its current tail ("after now") on first use."""
+        with self._write_lock:
+            self._db.execute(
+                "INSERT INTO cursors (seat, seq, updated_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
+                (seat, self.last_seq(seat), now),
+            )
+        found = self._one("SELECT seq FROM cursors WHERE seat = ?", (seat,))
+        assert found is not None
+        return int(found[0])
+
+    def advance(self, seat: str, seq: int, now: str) -> None:
+        """Rule 6: past `seq` (never back)."""
+        with self._write_lock:
+            self._db.execute(
+                "UPDATE cursors SET seq = max(seq, ?), updated_at = ? WHERE seat = ?", (seq, now, seat)
+            )
 
     # -- for /metrics ----------------------------------------------------------------------
 

@@ -640,6 +640,7 @@ async def test_every_tool_reports_the_replies_awaiting_this_seat(hub: HubDir, tm
             ("slop_status", {"id": ident}),
             ("slop_replies", {}),
             ("slop_read", {"id": reply["id"]}),
+            ("slop_wait", {"ids": [ident], "timeout_s": 0}),
             ("slop_notes", {}),
             ("slop_request_approval", {"action": "deploy", "body": "Deploy.", "reason": "ready"}),
             ("handoff_lint", {"text": "not a log\n"}),

@@ -1,7 +1,7 @@
 """`slop://replies` subscriptions over the real transports (issue 27 point 2): a real `slopd mcp`
 process on stdio, and `/mcp` inside a real `slopd run --http` (uvicorn on 127.0.0.1), each with the
 SDK's client — a handshake-era session (`resources/subscribe`, notifications on the connection's
-standalone stream) and a 2026-07-28 one (`subscriptions/listen`)."""
+standalone stream) and a 2026-07-28 one (`subscriptions/listen`); and `slop_wait` on each."""
 
 from __future__ import annotations
 
@@ -58,10 +58,12 @@ async def check_legacy(client: Client, heard: Heard, other: Client, other_heard:
     assert client.protocol_version != "2026-07-28"
     await subscribe(client)
     await subscribe(other)
-    await call(client, "slop_send", type="query", to="watcher", body="Are you there?\n")
+    sent = await call(client, "slop_send", type="query", to="watcher", body="Are you there?\n")
     assert await heard.count(1) == ["slop://replies"]
     await call(other, "slop_hub_info")
     assert other_heard.updated == []
+    waited = await call(client, "slop_wait", ids=[sent["id"]], timeout_s=50)  # slop_wait on this transport
+    assert (waited["reply"]["type"], waited["reply"]["in_reply_to"]) == ("result", sent["id"])
 
 
 async def check_listen(client: Client) -> None:

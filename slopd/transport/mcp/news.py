@@ -23,10 +23,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from mcp.server import MCPServer
+from mcp.server.context import ServerRequestContext
 from mcp.server.mcpserver import Context
 from mcp.server.session import ServerSession
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ResourceUpdated
@@ -43,7 +45,7 @@ from mcp.types import (
 from slopd.transport.mcp.seat import Seat
 
 RESOURCE = "slop://replies"
-SeatOf = Callable[[Context[Any, Any]], Seat]
+SeatOf = Callable[[Context[Any, Any] | None], Seat]
 
 
 @dataclass(eq=False)
@@ -63,16 +65,37 @@ class _Feed:
 class News:
     def __init__(self, start: Callable[[], None] = lambda: None) -> None:
         self.start = start
-        self.seat_of: SeatOf | None = None  # set by `server.build`, which knows the SeatSource
+        self.seat_of: SeatOf | None = None  # set by `install`
         self._feeds: dict[str, _Feed] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
         self._started = False
         self._rung = self._checking = False
 
+    def install(self, server: MCPServer, seats: SeatOf) -> None:
+        """`resources/subscribe`, `resources/unsubscribe` and `subscriptions/listen` on `server`,
+        for the seats `seats` gives. The lowlevel server is where the SDK says a spec method is
+        (re)provided (the note on `MethodBinding`)."""
+        self.seat_of = seats
+        lowlevel = server._lowlevel_server
+
+        def adapt(handler: Callable[[Context[Any, Any], Any], Awaitable[Any]]) -> Any:
+            async def handle(request: ServerRequestContext[Any, Any], params: Any) -> Any:
+                return await handler(Context(request_context=request, mcp_server=server), params)
+
+            return handle
+
+        lowlevel.add_request_handler("resources/subscribe", SubscribeRequestParams, adapt(self.subscribe))
+        lowlevel.add_request_handler(
+            "resources/unsubscribe", UnsubscribeRequestParams, adapt(self.unsubscribe)
+        )
+        lowlevel.add_request_handler(
+            "subscriptions/listen", SubscriptionsListenRequestParams, adapt(self.listen)
+        )
+
     # -- the handlers (on the server's loop) -----------------------------------------------
 
     def _feed(self, context: Context[Any, Any]) -> _Feed:
-        assert self.seat_of is not None, "News is wired by server.build"
+        assert self.seat_of is not None, "News is installed by server.build"
         desk = self.seat_of(context)
         found = self._feeds.get(desk.seat)
         if found is None:

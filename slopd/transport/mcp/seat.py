@@ -11,6 +11,8 @@ Rules:
 4. Nothing here writes `authorized/`: `request_approval` writes the order a human would sign
    into `outbox/drafts/` and says how to sign and where to put it.
 5. Every result carries `pending`: the replies to this seat it has not acked.
+6. `wait` blocks (≤ 50 s) for the first terminal reply to one of `ids`, or for the first reply
+   new to this seat (its wake cursor, shared with `slopd wait` and the hooks; `transport.wakeups`).
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from slopd.transport.mcp import approval
 from slopd.transport.problems import Problem
 from slopd.transport.server import views
 from slopd.transport.server.intake import Intake
+from slopd.transport.wakeups import Wakeups
 
 MAX_WAIT = 50.0
 MAX_CHARS = 20_000
@@ -151,6 +154,21 @@ class Seat:
         return views.feed_page(
             self.hub, self.receipts, self.seat, found, after=after, limit=limit, shape=_summary
         )
+
+    def wait(self, ids: list[str] | None = None, timeout_s: float = MAX_WAIT) -> dict[str, Any]:
+        """Rule 6 (`transport.wakeups`): with `ids`, their first terminal reply; else the first new one."""
+        wakeups = Wakeups(self.receipts, self.waker, self.seat, self.clock)
+        timeout = min(max(timeout_s, 0.0), MAX_WAIT)
+        found = wakeups.terminal(ids, timeout) if ids else wakeups.next_new(timeout)
+        shown = views.reply(self.hub, found) if found is not None else None
+        text = str(shown["text"] or "") if shown is not None else None
+        return {
+            "reply": _summary(dict(shown)) if shown is not None else None,
+            "text": text[:MAX_CHARS] if text is not None else None,
+            "timed_out": found is None,
+            "cursor": wakeups.cursor(),
+            "pending": self.pending(),
+        }
 
     def recent(self, limit: int = 20) -> dict[str, Any]:
         """The `slop://replies` resource: the newest `limit` replies, oldest first, summarized."""

@@ -12,19 +12,13 @@ Rules:
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import Annotated, Any, Literal, TypeVar
 
 from mcp.server import MCPServer
-from mcp.server.context import ServerRequestContext
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
-from mcp.types import (
-    SubscribeRequestParams,
-    SubscriptionsListenRequestParams,
-    ToolAnnotations,
-    UnsubscribeRequestParams,
-)
+from mcp.types import ToolAnnotations
 from pydantic import BaseModel, Field
 
 from slopd.transport.mcp import models, protocols
@@ -61,7 +55,7 @@ def build(  # noqa: PLR0915  # one per tool
     """The server; with `news`, `slop://replies` can be subscribed to (`mcp.news`)."""
     server = MCPServer("slopd", instructions=INSTRUCTIONS)
     if news is not None:
-        _subscriptions(server, seats, news)
+        news.install(server, seats)
 
     @server.tool(annotations=READ)
     def slop_hub_info(ctx: Context) -> models.HubInfo:
@@ -104,6 +98,22 @@ def build(  # noqa: PLR0915  # one per tool
         never consumes: keep next_cursor, and slop_ack what you have handled."""
         seat = seats(ctx)
         return _as(models.Feed, lambda: seat.replies(after, limit, wait_s))
+
+    @server.tool(
+        annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False)
+    )
+    def slop_wait(
+        ctx: Context,
+        ids: Annotated[list[str], Field(max_length=50, description="envelope ids this seat sent")]
+        | None = None,
+        timeout_s: Wait = MAX_WAIT,
+    ) -> models.Waited:
+        """Block until a reply comes, instead of polling: with `ids`, the first terminal reply (result or
+        error) to one of those envelopes; without, the first reply to this seat that is new — not yet
+        delivered by slop_wait, `slopd wait` or a hook. Returns it whole, or timed_out after timeout_s
+        (at most 50 s; call again to keep waiting)."""
+        seat = seats(ctx)
+        return _as(models.Waited, lambda: seat.wait(ids, timeout_s))
 
     @server.tool(annotations=READ)
     def slop_read(
@@ -222,20 +232,3 @@ def build(  # noqa: PLR0915  # one per tool
         return found
 
     return server
-
-
-def _subscriptions(server: MCPServer, seats: SeatSource, news: News) -> None:
-    """`resources/subscribe`, `resources/unsubscribe` and `subscriptions/listen` on `news`. The
-    lowlevel server is where the SDK says a spec method is (re)provided (`MethodBinding`'s note)."""
-    news.seat_of = seats
-    lowlevel = server._lowlevel_server
-
-    def adapt(handler: Callable[[Context[Any, Any], Any], Awaitable[Any]]) -> Any:
-        async def handle(request: ServerRequestContext[Any, Any], params: Any) -> Any:
-            return await handler(Context(request_context=request, mcp_server=server), params)
-
-        return handle
-
-    lowlevel.add_request_handler("resources/subscribe", SubscribeRequestParams, adapt(news.subscribe))
-    lowlevel.add_request_handler("resources/unsubscribe", UnsubscribeRequestParams, adapt(news.unsubscribe))
-    lowlevel.add_request_handler("subscriptions/listen", SubscriptionsListenRequestParams, adapt(news.listen))
