@@ -70,6 +70,7 @@ def build() -> argparse.ArgumentParser:
     _token_commands(commands)
     _baton_commands(commands)
     _mcp_command(command)
+    _wake_commands(command, commands)
     _operating_commands(command, commands)
     return parser
 
@@ -265,6 +266,26 @@ def _mcp_command(command: Command) -> None:
     sub.add_argument("--state", help=_DEFAULT_STATE)
     sub.add_argument("--seat", help="with --hub: the seat this session speaks for (default $SLOPD_SEAT)")
     sub.add_argument("--config", help=_DEFAULT_CONFIG)
+
+
+def _wake_commands(command: Command, commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    text = "block until a reply for a seat comes (woken by the filesystem, or the HTTP feed), print it"
+    sub = command("wait", "slopd.cli.wake:wait", text)
+    where = sub.add_mutually_exclusive_group(required=True)
+    where.add_argument("--hub", help="the hub folder")
+    where.add_argument("--url", help="a daemon's HTTP server instead (the token's seat; long-polls its feed)")
+    sub.add_argument("--seat", help="with --hub: whose replies (default $SLOPD_SEAT)")
+    sub.add_argument("--state", help=_DEFAULT_STATE)
+    text = "the terminal reply to this envelope instead of any new reply (repeatable: the first of them)"
+    sub.add_argument("--id", action="append", default=[], metavar="ID", help=text)
+    sub.add_argument(
+        "--timeout", type=float, metavar="S", help="give up after S seconds: exit 1 (default: wait)"
+    )
+    sub.add_argument("--json", action="store_true", help="print the reply as one JSON object (with its seq)")
+    text = "with --url: a file holding the seat's token (default: $SLOPD_TOKEN)"
+    sub.add_argument("--token-file", metavar="FILE", help=text)
+    text = "with --url: a reply is new after this seq (default: the feed's tail when it starts)"
+    sub.add_argument("--after", type=int, metavar="SEQ", help=text)
 
 
 def _baton_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -25,6 +25,7 @@ from slopd.core.ids import timestamp
 from slopd.core.receipts import is_terminal
 from slopd.shell.receipts import FeedReply, Receipts
 from slopd.shell.waker import Waker
+from slopd.transport.problems import Problem
 from slopd.transport.server import views
 
 
@@ -55,23 +56,32 @@ class Wakeups:
             self.receipts.advance(self.seat, found[-1].seq, self._now())
         return found
 
-    def terminal(self, ids: Sequence[str], timeout: float) -> FeedReply | None:
-        """Rule 2."""
-        kinds = {
-            id.lower(): submit.terminal_kinds(views.envelope_state(self.receipts, self.seat, id)[1] or "")
-            for id in ids
-        }
+    def terminal(self, ids: Sequence[str], timeout: float, *, patient: bool = False) -> FeedReply | None:
+        """Rule 2; `patient`: an id the ledger does not know yet is waited for (a file still settling)."""
+        kinds: dict[str, tuple[str, ...] | None] = {id: self._kinds(id, patient) for id in ids}
 
         def look() -> FeedReply | None:
-            found = [
-                reply
-                for key, wanted in kinds.items()
-                for reply in self.receipts.replies_to(key, self.seat)
-                if is_terminal((reply.type,), wanted)
-            ]
+            found = []
+            for id, known in list(kinds.items()):
+                wanted = known if known is not None else self._kinds(id, patient)
+                kinds[id] = wanted
+                if wanted is not None:
+                    replies = self.receipts.replies_to(id.lower(), self.seat)
+                    found += [reply for reply in replies if is_terminal((reply.type,), wanted)]
             return min(found, key=lambda reply: reply.seq) if found else None
 
         return self.waker.wait_for(look, lambda found: found is not None, timeout)
+
+    def _kinds(self, id: str, patient: bool) -> tuple[str, ...] | None:
+        """The terminal kinds of `id`'s replies; None while the ledger does not know it (`patient`)."""
+        try:
+            type = views.envelope_state(self.receipts, self.seat, id)[1]
+        except Problem:
+            key = id.lower()
+            if patient and self.receipts.get(key) is None and self.receipts.input(key) is None:
+                return None
+            raise
+        return submit.terminal_kinds(type or "")
 
     def outstanding(self, since: str) -> list[str]:
         """Rule 3: ids, oldest first."""
