@@ -12,7 +12,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any, cast
 
-from slopd.core.vocabulary import LOG_LEVELS, MAX_ENVELOPE_BYTES, MODES, NAMESPACE, TYPES
+from slopd.core.vocabulary import HOOK_HOSTS, LOG_LEVELS, MAX_ENVELOPE_BYTES, MODES, NAMESPACE, TYPES
 
 _DEFAULT_STATE = "state dir (default $XDG_STATE_HOME/slopd/<hub-id>)"
 _DEFAULT_CONFIG = "TOML config (default $XDG_CONFIG_HOME/slopd/config.toml)"
@@ -269,6 +269,21 @@ def _mcp_command(command: Command) -> None:
 
 
 def _wake_commands(command: Command, commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    text = "answer an agent host's hook (JSON on stdin and stdout): new replies, approvals, outstanding waits"
+    sub = command("hook", "slopd.cli.hooks:hook", text)
+    sub.add_argument("host", choices=HOOK_HOSTS, help="the agent host whose hook protocol to speak")
+    text = (
+        "the host's event: SessionStart, UserPromptSubmit, Stop (Gemini: SessionStart, BeforeAgent, "
+        "AfterAgent); or `settings` to print the host's hook configuration"
+    )
+    sub.add_argument("event", metavar="EVENT", help=text)
+    _hub_and_state(sub)
+    sub.add_argument("--seat", help="the seat this agent speaks for (default $SLOPD_SEAT)")
+    text = "at the stop event: first wait up to S seconds (≤ 50) for an outstanding reply (default 0)"
+    sub.add_argument("--wait", type=float, default=0.0, metavar="S", help=text)
+    text = "at the stop event: ask the agent to go on at most N times a session (default 3)"
+    sub.add_argument("--max-blocks", type=int, default=3, metavar="N", help=text)
+
     text = "block until a reply for a seat comes (woken by the filesystem, or the HTTP feed), print it"
     sub = command("wait", "slopd.cli.wake:wait", text)
     where = sub.add_mutually_exclusive_group(required=True)

@@ -60,7 +60,8 @@ def _from_hub(args: argparse.Namespace, timeout: float) -> dict[str, Any] | None
     seat = args.seat or os.environ.get("SLOPD_SEAT", "")
     if PARTY_PATTERN.fullmatch(seat) is None:
         raise UsageError(f"--seat {seat!r}: give the seat whose replies to wait for (a valid `from`)")
-    from slopd.shell.ledger import Ledger  # noqa: PLC0415  # SQLite and watchdog: only here
+    from slopd.shell.cursors import Cursors  # noqa: PLC0415  # SQLite and watchdog: only here
+    from slopd.shell.ledger import Ledger  # noqa: PLC0415
     from slopd.shell.receipts import Receipts  # noqa: PLC0415
     from slopd.shell.waker import Waker  # noqa: PLC0415
     from slopd.transport.problems import Problem  # noqa: PLC0415
@@ -71,9 +72,10 @@ def _from_hub(args: argparse.Namespace, timeout: float) -> dict[str, Any] | None
     state = defaults.state_dir(root, args.state)
     state.mkdir(parents=True, exist_ok=True, mode=0o700)
     Ledger(state / LEDGER_FILE).close()  # the schema, if no daemon has made it yet
-    receipts, waker, hub = Receipts(state / LEDGER_FILE), Waker(root, state / LEDGER_FILE), Hub(root)
+    ledger = state / LEDGER_FILE
+    receipts, cursors, waker, hub = Receipts(ledger), Cursors(ledger), Waker(root, ledger), Hub(root)
     try:
-        wakeups = Wakeups(receipts, waker, seat, lambda: datetime.now(UTC))
+        wakeups = Wakeups(receipts, cursors, waker, seat, lambda: datetime.now(UTC))
         try:
             reply = wakeups.terminal(args.id, timeout, patient=True) if args.id else wakeups.next_new(timeout)
         except Problem as problem:
@@ -81,6 +83,7 @@ def _from_hub(args: argparse.Namespace, timeout: float) -> dict[str, Any] | None
         return views.reply(hub, reply) if reply is not None else None
     finally:
         waker.close()
+        cursors.close()
         receipts.close()
         hub.close()
 

@@ -18,8 +18,9 @@ Rules:
 6. A reply's `rowid` is its `seq` in the reply feed (SPEC §12): SQLite gives each new row
    max(rowid) + 1 and replies are never deleted, so seqs grow in commit order (one writer). A
    reply rewritten after a crash keeps its row, so its seq. `recipient` is its `to`.
-7. The HTTP transport's tables (`receipts`, `acks`, `cursors`) are declared here, with the rest
-   of the schema, and written by `shell.receipts` over its own connection.
+7. The HTTP transport's tables (`receipts`, `acks`) and the wake-ups' (`cursors`,
+   `hook_sessions`) are declared here, with the rest of the schema, and written by
+   `shell.receipts` and `shell.cursors` over connections of their own.
 8. Every write takes the file's write lock (`shell.writelock`) while its transaction is open,
    so the process's writers queue on a lock instead of in SQLite's sleeping busy handler.
 9. `announced` remembers the approval requests the human was told of (`daemon.approvals`), by
@@ -83,6 +84,10 @@ CREATE TABLE IF NOT EXISTS acks (
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS cursors (
     seat TEXT PRIMARY KEY, seq INTEGER NOT NULL, updated_at TEXT NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS hook_sessions (
+    seat TEXT NOT NULL, session TEXT NOT NULL, started_at TEXT NOT NULL, blocks INTEGER NOT NULL,
+    PRIMARY KEY (seat, session)
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS announced (
     place TEXT NOT NULL, name TEXT NOT NULL, sha256 TEXT NOT NULL, announced_at TEXT NOT NULL,

@@ -14,9 +14,6 @@ Rules:
    `writing` whose file was never written, so a resend is accepted again.
 4. Reading the feed never changes it; an ack is its own row (`acks`), per seat.
 5. The schema is the ledger's (`shell.ledger`), which creates it before this opens.
-6. A seat's wake cursor (`cursors`) is the seq of the last reply its wake-ups (`slop_wait`,
-   `slopd wait`, the agent hooks) delivered as new; it starts at the seat's tail when first
-   asked for, and only moves forward. The reply feed's own cursor (`after`) is the client's.
 """
 
 from __future__ import annotations
@@ -239,26 +236,6 @@ class Receipts:
         for row in rows:
             found.setdefault(str(row[0]).lower(), (str(row[0]), str(row[1])))
         return list(found.values())
-
-    # -- the wake cursor: what a seat's wake-ups have delivered -----------------------------
-
-    def cursor(self, seat: str, now: str) -> int:
-        """Rule 6: the seat's wake cursor, made at its current tail ("after now") on first use."""
-        with self._write_lock:
-            self._db.execute(
-                "INSERT INTO cursors (seat, seq, updated_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
-                (seat, self.last_seq(seat), now),
-            )
-        found = self._one("SELECT seq FROM cursors WHERE seat = ?", (seat,))
-        assert found is not None
-        return int(found[0])
-
-    def advance(self, seat: str, seq: int, now: str) -> None:
-        """Rule 6: past `seq` (never back)."""
-        with self._write_lock:
-            self._db.execute(
-                "UPDATE cursors SET seq = max(seq, ?), updated_at = ? WHERE seat = ?", (seq, now, seat)
-            )
 
     # -- for /metrics ----------------------------------------------------------------------
 

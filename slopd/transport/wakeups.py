@@ -2,7 +2,7 @@
 of the envelopes it sent — shared by `slop_wait`, `slopd wait` and the agent hooks.
 
 Rules:
-1. "New" is relative to the seat's wake cursor (`Receipts.cursor`, in the daemon's state dir): a
+1. "New" is relative to the seat's wake cursor (`shell.cursors`, in the daemon's state dir): a
    reply to the seat with a greater seq. The cursor is made at the seat's tail the first time any
    wake-up asks ("after now"), and delivering a new reply moves it past that reply — so a reply
    is new once, whichever of `slop_wait`, `slopd wait` or a hook delivered it.
@@ -23,6 +23,7 @@ from datetime import datetime
 from slopd import submit
 from slopd.core.ids import timestamp
 from slopd.core.receipts import is_terminal
+from slopd.shell.cursors import Cursors
 from slopd.shell.receipts import FeedReply, Receipts
 from slopd.shell.waker import Waker
 from slopd.transport.problems import Problem
@@ -30,15 +31,17 @@ from slopd.transport.server import views
 
 
 class Wakeups:
-    def __init__(self, receipts: Receipts, waker: Waker, seat: str, clock: Callable[[], datetime]) -> None:
-        self.receipts, self.waker, self.seat, self.clock = receipts, waker, seat, clock
+    def __init__(
+        self, receipts: Receipts, cursors: Cursors, waker: Waker, seat: str, clock: Callable[[], datetime]
+    ) -> None:
+        self.receipts, self.cursors, self.waker, self.seat, self.clock = receipts, cursors, waker, seat, clock
 
     def _now(self) -> str:
         return timestamp(self.clock())
 
     def cursor(self) -> int:
         """Rule 1: where "new" starts for this seat (made now if it never asked before)."""
-        return self.receipts.cursor(self.seat, self._now())
+        return self.cursors.cursor(self.seat, self._now())
 
     def next_new(self, timeout: float) -> FeedReply | None:
         """Rule 1: the first new reply (waiting up to `timeout`), delivered: the cursor moves past it."""
@@ -46,14 +49,14 @@ class Wakeups:
         found = self.waker.wait_for(lambda: self.receipts.feed(self.seat, after, 1), bool, timeout)
         if not found:
             return None
-        self.receipts.advance(self.seat, found[0].seq, self._now())
+        self.cursors.advance(self.seat, found[0].seq, self._now())
         return found[0]
 
     def all_new(self, limit: int) -> list[FeedReply]:
         """Rule 1, without waiting: up to `limit` new replies, oldest first, all delivered."""
         found = self.receipts.feed(self.seat, self.cursor(), limit)
         if found:
-            self.receipts.advance(self.seat, found[-1].seq, self._now())
+            self.cursors.advance(self.seat, found[-1].seq, self._now())
         return found
 
     def terminal(self, ids: Sequence[str], timeout: float, *, patient: bool = False) -> FeedReply | None:

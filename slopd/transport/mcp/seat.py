@@ -32,6 +32,7 @@ from slopd.core.receipts import is_terminal
 from slopd.core.replies import ReplyClass
 from slopd.shell import lock
 from slopd.shell.config import Config
+from slopd.shell.cursors import Cursors
 from slopd.shell.fs import Contents
 from slopd.shell.lanes import Hub
 from slopd.shell.ledger import Ledger
@@ -63,12 +64,14 @@ class Seat:
         state.mkdir(parents=True, exist_ok=True, mode=0o700)
         self.ledger = Ledger(state / LEDGER_FILE)  # makes the schema if no daemon has; reads notes
         self.receipts = Receipts(state / LEDGER_FILE)
+        self.cursors = Cursors(state / LEDGER_FILE)
         self.intake = Intake(hub, self.receipts, config.max_envelope_bytes, clock)
         self.waker = waker or Waker(hub.root, state / LEDGER_FILE)
         self.clock = clock
 
     def close(self) -> None:
         self.waker.close()
+        self.cursors.close()
         self.receipts.close()
         self.ledger.close()
 
@@ -157,7 +160,7 @@ class Seat:
 
     def wait(self, ids: list[str] | None = None, timeout_s: float = MAX_WAIT) -> dict[str, Any]:
         """Rule 6 (`transport.wakeups`): with `ids`, their first terminal reply; else the first new one."""
-        wakeups = Wakeups(self.receipts, self.waker, self.seat, self.clock)
+        wakeups = Wakeups(self.receipts, self.cursors, self.waker, self.seat, self.clock)
         timeout = min(max(timeout_s, 0.0), MAX_WAIT)
         found = wakeups.terminal(ids, timeout) if ids else wakeups.next_new(timeout)
         shown = views.reply(self.hub, found) if found is not None else None
