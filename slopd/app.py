@@ -26,7 +26,7 @@ from typing import TextIO
 
 from slopd.core.errors import UsageError
 from slopd.core.intake import Intake
-from slopd.core.layout import LEDGER_FILE, LOG_FILE
+from slopd.core.layout import BELL_FILE, LEDGER_FILE, LOG_FILE
 from slopd.core.orders import Trust
 from slopd.daemon.batch import GroupCommit
 from slopd.daemon.gate import Gate
@@ -35,7 +35,7 @@ from slopd.daemon.parts import Clock, Parts
 from slopd.shell import config as config_module
 from slopd.shell import defaults, executor, lock, log, push
 from slopd.shell.archive import Archive
-from slopd.shell.bell import Bell
+from slopd.shell.bell import Bell, Mark
 from slopd.shell.config import Config
 from slopd.shell.lanes import Hub, require_hub
 from slopd.shell.ledger import Ledger
@@ -92,6 +92,11 @@ class App:
     lock_fd: int
     bell: Bell = field(default_factory=Bell)  # rung after each ledger commit (the reply feed waits on it)
     arrived: Callable[[str, str], None] = lambda _lane, _name: None  # the running daemon's `Arrivals.arrived`
+    mark: Mark = field(init=False)  # STATE/ledger.bell, written at each ring for other processes' waits
+
+    def __post_init__(self) -> None:
+        self.mark = Mark(self.state / BELL_FILE)
+        self.bell.listen(self.mark)
 
     def reload_config(self) -> Config:
         return load_config(self.root, self.config_path)
@@ -125,6 +130,7 @@ class App:
         return daemon
 
     def close(self) -> None:
+        self.mark.close()
         self.ledger.close()
         self.hub.close()
         log.reset()

@@ -34,7 +34,11 @@ class Cursors:
             self._db.close()
 
     def cursor(self, seat: str, now: str) -> int:
-        """Rule 1."""
+        """Rule 1 (a read when the cursor exists: no write lock to wait for)."""
+        with self._lock:
+            found = self._db.execute("SELECT seq FROM cursors WHERE seat = ?", (seat,)).fetchone()
+        if found is not None:
+            return int(found[0])
         with self._lock, self._write_lock:
             self._db.execute(
                 "INSERT INTO cursors (seat, seq, updated_at)"

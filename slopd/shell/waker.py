@@ -10,10 +10,12 @@ Rules:
 2. A wait registers before it first looks, so a reply written between the look and the wait
    still wakes it.
 3. Given a hub's root, the wakes come from a watch on its `outbox/` — and, given the ledger's
-   path, on the ledger's write-ahead log, which a commit of the daemon writes last: a reply is
-   in `outbox/` before its row commits, so the WAL's event is the one that finds it. The watch
-   starts with the first wait that may block (or `watch`) and stops at `close`; without a root,
-   only `poke` wakes (the daemon's bell).
+   path, on its state dir: the daemon's bell file (`shell.bell`, written once a commit is
+   visible) and the ledger's write-ahead log. A reply is in `outbox/` before its row commits,
+   and the WAL is written a moment before the commit can be read, so the bell file's event is
+   the one that finds it (the others are kept for a daemon without one). The watch starts with
+   the first wait that may block (or `watch`) and stops at `close`; without a root, only `poke`
+   wakes (the daemon's bell).
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
+
+from slopd.core.layout import BELL_FILE
 
 if TYPE_CHECKING:
     from slopd.shell.watcher import Watcher
@@ -70,10 +74,10 @@ class Waker:
 
         watchers = [Watcher(self._root, ("outbox",), polling=False, put=put)]
         if self._ledger is not None:
-            wal = self._ledger.name
+            ledger = self._ledger.name
 
             def committed(notice: Notice) -> None:
-                if notice[1].startswith(wal):  # the ledger's files, not the log beside them
+                if notice[1] == BELL_FILE or notice[1].startswith(ledger):  # not the log beside them
                     self.poke()
 
             watchers.append(Watcher(self._ledger.parent, (".",), polling=False, put=committed))

@@ -169,7 +169,7 @@ class Seat:
             "reply": _summary(dict(shown)) if shown is not None else None,
             "text": text[:MAX_CHARS] if text is not None else None,
             "timed_out": found is None,
-            "cursor": wakeups.cursor(),
+            "cursor": wakeups.cursor(),  # a read, unless this seat never had one
             "pending": self.pending(),
         }
 
