@@ -8,13 +8,18 @@ import hashlib
 import hmac
 import json
 import re
+import subprocess
 from pathlib import Path
 from typing import Any
 
+import jsonschema
+
 from tests.receiver import receiving
-from tests.test_readme_sections import ROOT, run_block
+from tests.test_readme_sections import ROOT, block_env, run_block, shell_block
+from tests.wake.hook_shapes import INPUTS, output_schema
 
 DOCS = ROOT / "docs"
+HOSTS = (("claude-code", "claude-code"), ("codex", "codex"), ("gemini", "gemini"))  # the snippets' order
 
 
 def blocks(page: str, language: str) -> list[str]:
@@ -53,3 +58,52 @@ def test_the_notifications_block_sends_a_signed_webhook_and_an_ntfy_post(tmp_pat
     (example,) = blocks("notifications.md", "json")
     assert set(json.loads(example)) == set(sent)  # the page shows the keys that are sent
     assert (sent["event"], sent["class"], sent["text"]) == ("reply", "ping", phone[0].body.decode())
+
+
+def test_the_slopd_wait_block_runs_and_delivers_each_reply_once(tmp_path: Path) -> None:
+    """The page's shell block: a daemon, a query, its reply printed by `--id`, the same reply new to
+    the seat once (as JSON), then nothing new (exit 1)."""
+    (block,) = blocks("waking-agents.md", "sh")
+    result = run_block(block, tmp_path)
+    assert "type: result" in result.stdout
+    assert "Is the build green?" in result.stdout
+    assert "nothing new: exit 1" in result.stdout
+
+
+def test_each_hook_settings_snippet_is_what_slopd_prints_and_its_commands_answer(tmp_path: Path) -> None:
+    """The three JSON blocks (Claude Code, Codex CLI, Gemini CLI) are `slopd hook HOST settings`'
+    output for ~/hub (the program's path aside), and every command they name, run by the shell as the
+    host would with the host's documented input, exits 0 with output of the documented shape."""
+    snippets = [json.loads(block) for block in blocks("waking-agents.md", "json")]
+    assert len(snippets) == 3
+    run_block("slopd init ~/hub >/dev/null", tmp_path)
+    env = block_env(tmp_path)
+    for snippet, (host, seat) in zip(snippets, HOSTS, strict=True):
+        printed = subprocess.run(
+            ["slopd", "hook", host, "settings", "--hub", str(tmp_path / "hub"), "--seat", seat],
+            env=env, capture_output=True, text=True, check=True,
+        )  # fmt: skip
+        normalized = re.sub(r"[^\"\s]*slopd hook ", "slopd hook ", printed.stdout).replace(str(tmp_path), "~")
+        assert json.loads(normalized) == snippet, host
+        for event, groups in snippet["hooks"].items():
+            (group,) = groups
+            (command,) = group["hooks"]
+            answered = subprocess.run(
+                ["bash", "-c", command["command"]],
+                input=json.dumps(INPUTS[(host, event)]), env=env, capture_output=True, text=True, check=False,
+            )  # fmt: skip
+            assert answered.returncode == 0, (host, event, answered.stderr)
+            jsonschema.validate(json.loads(answered.stdout), output_schema(host, event))
+
+
+def test_the_readme_waking_agents_block_writes_claude_settings_that_name_three_hooks(tmp_path: Path) -> None:
+    """The README's section, as written: the settings file it writes holds SessionStart,
+    UserPromptSubmit and Stop hooks for the hub; the wait finds no reply and says so."""
+    result = run_block(shell_block("Waking agents"), tmp_path)
+    assert "no reply yet" in result.stdout
+    workdir = Path(result.stdout.strip().splitlines()[-1])
+    written = json.loads((workdir / "project" / ".claude" / "settings.json").read_text())
+    assert set(written["hooks"]) == {"SessionStart", "UserPromptSubmit", "Stop"}
+    assert all(
+        f"--hub {tmp_path / 'hub'}" in group[0]["hooks"][0]["command"] for group in written["hooks"].values()
+    )

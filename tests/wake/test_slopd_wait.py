@@ -113,3 +113,14 @@ def test_over_url_it_long_polls_the_feed_and_an_envelopes_replies(hub: HubDir) -
             check=False,
         )
         assert none.returncode == 1
+
+
+def test_the_daemon_writes_its_bell_file_after_each_commit(hub: HubDir) -> None:
+    """STATE/ledger.bell is written (its mtime moves) when a reply commits: the event other processes'
+    waiters wake on, after the commit is visible (the WAL is written just before)."""
+    with hub.running() as daemon:
+        bell = hub.state / "ledger.bell"
+        before = daemon.until(lambda: (bell.exists() and bell.stat().st_mtime_ns) or None)
+        hub.drop("q.md", envelope_text("Ring?\n", id="ring1", type="query"))
+        daemon.until(lambda: "ring1.result.md" in hub.outbox())
+        daemon.until(lambda: bell.stat().st_mtime_ns != before)
