@@ -45,7 +45,7 @@ class Approvals:
         try:
             parts.hub.folder_fd(drafts.FOLDER)
         except OSError as error:
-            parts.log.error("drafts.unwatched", reason=str(error), fallback="scans only")
+            parts.log.warning("drafts.unwatched", reason=str(error), fallback="scans only")
             return
 
         def put(_notice: Notice) -> None:
@@ -55,7 +55,7 @@ class Approvals:
         self.watcher = Watcher(parts.hub.root, (drafts.FOLDER,), polling=polling, put=put)
         self.watcher.start()
         for reason in self.watcher.errors:
-            parts.log.error("drafts.unwatched", reason=reason, fallback="scans only")
+            parts.log.warning("drafts.unwatched", reason=reason, fallback="scans only")
 
     def stop(self) -> None:
         if self.watcher is not None:
