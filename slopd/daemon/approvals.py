@@ -3,8 +3,8 @@
 Rules:
 1. A draft is a `*.md` file in `outbox/drafts/` (`core.drafts`), whoever wrote it —
    `slop_request_approval` in this process or in an `slopd mcp` process, or a human. The daemon
-   learns of one from a watch on that folder (made at start if missing) and, as a safety net,
-   at every scan (`rescan_interval`).
+   learns of one from a watch on that folder (made at start if missing; on the arrivals'
+   observer) and, as a safety net, at every scan (`rescan_interval`).
 2. Each draft is announced once per name and content: the ledger keeps what was announced
    (`Ledger.announce`), so a restart does not announce it again; an edited draft is new.
 3. An order in `authorized/` held with at least one of its listed signatures present and at
@@ -27,7 +27,6 @@ from slopd.core.envelope import EnvelopeError, parse
 from slopd.daemon.parts import Parts
 from slopd.shell.fs import Contents
 from slopd.shell.lanes import LaneError
-from slopd.shell.watcher import Notice, Watcher
 
 PLACE = "drafts"
 
@@ -36,30 +35,21 @@ class Approvals:
     def __init__(self, parts: Parts, wake: Callable[[], None]) -> None:
         self.parts, self.wake = parts, wake
         self.hinted = threading.Event()
-        self.watcher: Watcher | None = None
         self._orders: set[tuple[str, str]] = set()
 
-    def watch(self, *, polling: bool) -> None:
-        """Rule 1: the watch on `outbox/drafts/`."""
-        parts = self.parts
+    def watched(self) -> dict[str, Callable[[], None]]:
+        """Rule 1: `outbox/drafts/` (made now if missing), for the arrivals' watcher to watch too."""
         try:
-            parts.hub.folder_fd(drafts.FOLDER)
+            self.parts.hub.folder_fd(drafts.FOLDER)
         except OSError as error:
-            parts.log.warning("drafts.unwatched", reason=str(error), fallback="scans only")
-            return
+            self.parts.log.warning("drafts.unwatched", reason=str(error), fallback="scans only")
+            return {}
 
-        def put(_notice: Notice) -> None:
+        def hint() -> None:
             self.hinted.set()
             self.wake()
 
-        self.watcher = Watcher(parts.hub.root, (drafts.FOLDER,), polling=polling, put=put)
-        self.watcher.start()
-        for reason in self.watcher.errors:
-            parts.log.warning("drafts.unwatched", reason=reason, fallback="scans only")
-
-    def stop(self) -> None:
-        if self.watcher is not None:
-            self.watcher.stop()
+        return {drafts.FOLDER: hint}
 
     def check(self) -> None:
         """Rules 1, 2 and 4: announce the drafts not yet announced."""

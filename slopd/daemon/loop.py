@@ -85,8 +85,7 @@ class Daemon:
         self.homing.tick(time.monotonic())  # this watcher's presence, before the first scan
         self.recover()
         if not once:
-            self.arrivals.watch(polling=polling)
-            self.approvals.watch(polling=polling)
+            self.arrivals.watch(polling=polling, also=self.approvals.watched())
         next_scan, ready = 0.0, False
         try:
             while not stop.is_set():
@@ -116,7 +115,6 @@ class Daemon:
                 next_scan = self._wait(next_scan)
         finally:
             self.arrivals.stop()
-            self.approvals.stop()
             if stopping is not None:
                 stopping()
         self.shutdown(grace)

@@ -40,7 +40,7 @@ class Waker:
         self._condition = threading.Condition()
         self._rung = 0
         self._root, self._ledger = watch_root, ledger
-        self._watchers: list[Watcher] = []
+        self._watcher: Watcher | None = None
         self._listeners: dict[int, Callable[[], None]] = {}
 
     def poke(self) -> None:
@@ -64,30 +64,26 @@ class Waker:
         return stop
 
     def watch(self) -> None:
-        """Rule 3."""
-        if self._root is None or self._watchers:
+        """Rule 3: one observer (one inotify instance) for `outbox/` and the state dir."""
+        if self._root is None or self._watcher is not None:
             return
         from slopd.shell.watcher import Notice, Watcher  # noqa: PLC0415  # only a wait needs watchdog
 
-        def put(_notice: Notice) -> None:
-            self.poke()
+        ledger = self._ledger.name if self._ledger is not None else None
 
-        watchers = [Watcher(self._root, ("outbox",), polling=False, put=put)]
-        if self._ledger is not None:
-            ledger = self._ledger.name
+        def put(notice: Notice) -> None:
+            lane, name, _hint = notice
+            if lane == "outbox" or name == BELL_FILE or (ledger is not None and name.startswith(ledger)):
+                self.poke()  # in the state dir, the bell file and the ledger's, not the log beside them
 
-            def committed(notice: Notice) -> None:
-                if notice[1] == BELL_FILE or notice[1].startswith(ledger):  # not the log beside them
-                    self.poke()
-
-            watchers.append(Watcher(self._ledger.parent, (".",), polling=False, put=committed))
-        for watcher in watchers:
-            watcher.start()
-        self._watchers = watchers
+        folders = ("outbox",) if self._ledger is None else ("outbox", str(self._ledger.parent.absolute()))
+        watcher = Watcher(self._root, folders, polling=False, put=put)
+        watcher.start()
+        self._watcher = watcher
 
     def close(self) -> None:
-        watchers, self._watchers = self._watchers, []
-        for watcher in watchers:
+        watcher, self._watcher = self._watcher, None
+        if watcher is not None:
             watcher.stop()
 
     def wait_for(self, look: Callable[[], T], done: Callable[[T], bool], timeout: float) -> T:
