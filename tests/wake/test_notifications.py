@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import signal
 from pathlib import Path
 from typing import Any
 
@@ -228,3 +229,32 @@ def test_an_unreadable_or_hub_held_secret_refuses_to_start_naming_the_file(hub: 
     assert refused.returncode == 2
     assert "is inside the hub" in refused.stderr
     assert hub.outbox() == {}
+
+
+def test_a_reload_moves_the_pushes_to_the_new_webhook_and_a_bad_one_keeps_the_old(hub: HubDir) -> None:
+    """SIGHUP with another webhook URL: the next notice goes there; SIGHUP with a secret file that
+    cannot be read: logged, and the running webhook keeps working."""
+    secret = hub.config.parent / "hook-secret"
+    secret.write_text(SECRET)
+
+    def config(url: str, secret_file: Path) -> str:
+        return f'[notify.webhook]\nurl = "{url}/hook"\nsecret_file = {toml_string(secret_file)}\n'
+
+    with receiving() as first, receiving() as second:
+        hub.write_config(config(first.url, secret))
+        with hub.running() as daemon:
+            hub.drop("a.md", envelope_text("One?\n", id="a1", type="query"))
+            assert webhook(first.wait(1)[0])["id"] == "a1.result"
+            hub.write_config(config(second.url, secret))
+            daemon.send_signal(signal.SIGHUP)
+            daemon.until(lambda: hub.events("config.reloaded"))
+            hub.drop("b.md", envelope_text("Two?\n", id="b2", type="query"))
+            assert webhook(second.wait(1)[0])["id"] == "b2.result"
+            hub.write_config(config(first.url, hub.config.parent / "missing-secret"))
+            daemon.send_signal(signal.SIGHUP)
+            daemon.until(lambda: hub.events("config.reload_failed"))
+            hub.drop("c.md", envelope_text("Three?\n", id="c3", type="query"))
+            assert [webhook(post)["id"] for post in second.wait(2)] == ["b2.result", "c3.result"]
+        assert len(first.posts) == 1
+    (failed,) = hub.events("config.reload_failed")
+    assert "missing-secret" in failed["reason"]
