@@ -24,8 +24,9 @@ def fixture_anyio_backend() -> str:
 
 
 async def test_a_reply_for_the_seat_notifies_its_subscribed_session_and_no_other_seats(hub: HubDir) -> None:
-    """alice and bob subscribe; bob's reply notifies bob only, alice's reply notifies alice only; the
-    resource then lists alice's reply."""
+    """alice and bob subscribe (each on a server of its own, as two `slopd mcp` processes are; one
+    server for many seats is /mcp, in test_subscriptions_transports.py); bob's reply notifies bob
+    only, alice's alice only; the resource then lists alice's reply."""
     with hub.running():
         async with (
             seat_session(hub, "alice") as (alice, alice_heard, _),
