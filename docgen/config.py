@@ -29,6 +29,11 @@ command = ["x"]
 command = ["x"]
 [notify]
 command = ["x"]
+[notify.ntfy]
+url = "https://ntfy.example/topic"
+[notify.webhook]
+url = "https://hooks.example/slopd"
+secret_file = "x"
 [summarizer]
 command = ["x"]
 [auth]
@@ -58,6 +63,10 @@ WHAT = {
     "actions.NAME.quorum": "how many distinct humans must sign",
     "actions.NAME.require": "accept only security-key signatures: `touch`, or `verified` (touch and PIN)",
     "notify.command": "tells the human: the text on stdin (at most 5 a minute, the rest coalesced)",
+    "notify.ntfy.url": "an ntfy topic to push each notification to: a title, a priority, a console link",
+    "notify.ntfy.token_file": "the ntfy access token's file, outside the hub",
+    "notify.webhook.url": "where to POST each notification as signed JSON `{event, id, class, text, link}`",
+    "notify.webhook.secret_file": "the HMAC-SHA256 secret's file (`X-Slopd-Signature`), outside the hub",
     "summarizer.command": "summarizes a discussed envelope: the body on stdin, the summary on stdout",
     "auth.allowed_signers": "the trusted humans' keys, OpenSSH's allowed_signers format, outside the hub",
     "auth.namespace": "the SSHSIG namespace orders are signed in",

@@ -27,7 +27,7 @@ from typing import Any, TextIO
 
 from slopd.core.errors import UsageError
 from slopd.core.intake import Intake
-from slopd.core.layout import LEDGER_FILE, LOG_FILE
+from slopd.core.layout import BELL_FILE, LEDGER_FILE, LOG_FILE
 from slopd.core.orders import Trust
 from slopd.daemon.batch import GroupCommit
 from slopd.daemon.gate import Gate, Trusted, trusted
@@ -35,13 +35,13 @@ from slopd.daemon.loop import Daemon, warn_skipped
 from slopd.daemon.notices import Notices
 from slopd.daemon.parts import Clock, Parts
 from slopd.shell import config as config_module
-from slopd.shell import defaults, executor, lock, log
+from slopd.shell import defaults, executor, lock, log, push
 from slopd.shell.archive import Archive
-from slopd.shell.bell import Bell
+from slopd.shell.bell import Bell, Mark
 from slopd.shell.config import Config
 from slopd.shell.lanes import Hub, require_hub
 from slopd.shell.ledger import Ledger
-from slopd.shell.notifier import Notifier
+from slopd.shell.notifier import Notifier, Sink
 from slopd.shell.reloading import Reloading
 
 WRITER_TIMEOUT = 30.0  # seconds an open writer is waited for before it is presumed gone
@@ -57,7 +57,25 @@ def load_config(hub: Path, path: Path | None) -> Config:
         config_module.ensure_outside(hub, config.auth.allowed_signers, "the allowed-signers file")
     if config.http.tokens is not None:
         config_module.ensure_outside(hub, config.http.tokens, "the tokens file")
+    if config.ntfy is not None and config.ntfy.token_file is not None:
+        config_module.ensure_outside(hub, config.ntfy.token_file, "the ntfy token file")
+    if config.webhook is not None:
+        config_module.ensure_outside(hub, config.webhook.secret_file, "the webhook secret file")
     return config
+
+
+def push_sinks(config: Config, logger: log.Logger, base: Callable[[], str | None]) -> list[Sink]:
+    """The ntfy and webhook destinations of `config` (SPEC §16), their secrets read now: an
+    unreadable token or secret file is a `SetupError` naming it, at start and at a reload."""
+    sinks: list[Sink] = []
+    if config.ntfy is not None:
+        path = config.ntfy.token_file
+        token = push.read_secret(path, "ntfy token") if path is not None else None
+        sinks.append(push.ntfy(config.ntfy.url, token, logger, base=base))
+    if config.webhook is not None:
+        secret = push.read_secret(config.webhook.secret_file, "webhook secret")
+        sinks.append(push.webhook(config.webhook.url, secret, logger, base=base))
+    return sinks
 
 
 @dataclass(eq=False)
@@ -85,13 +103,24 @@ class App:
         """The allowed signers as they are now."""
         return self.trusted.value if self.trusted is not None else None
 
+    mark: Mark = field(init=False)  # STATE/ledger.bell, written at each ring for other processes' waits
+
+    def __post_init__(self) -> None:
+        self.mark = Mark(self.state / BELL_FILE)
+        self.bell.listen(self.mark)
+
     def reload_config(self) -> Config:
         return load_config(self.root, self.config_path)
+
+    def sinks_for(self, config: Config, notifier: Notifier) -> list[Sink]:
+        return push_sinks(config, self.log, lambda: notifier.link_base)
 
     def daemon(self) -> Daemon:
         """The daemon over these pieces (build one per run)."""
         config, hub, logger = self.config, self.hub, self.log
         archive = Archive(hub)
+        notifier = Notifier(config.notify, self.runner, executor.child_environment({}), logger)
+        notifier.configure(config.notify, self.sinks_for(config, notifier))
         parts = Parts(
             hub=hub,
             archive=archive,
@@ -101,17 +130,19 @@ class App:
             clock=Clock(self.clock),
             intake=Intake(settle=config.settle, writer_timeout=WRITER_TIMEOUT, track_writers=False),
             gate=Gate(hub, self.trusted, config.auth.sig_grace, self.clock),
-            notifier=Notifier(config.notify, self.runner, executor.child_environment({}), logger),
+            notifier=notifier,
             commits=GroupCommit(hub, archive, self.ledger, logger, self.bell),
             runner=self.runner,
             state_dir=self.state,
             watched=self.watched,
+            sinks_for=lambda new: self.sinks_for(new, notifier),
         )
         daemon = Daemon(parts, reload=self.reload_config, notices=self.notices)
         self.arrived = daemon.arrivals.arrived  # in-process writers (HTTP) say a file is complete
         return daemon
 
     def close(self) -> None:
+        self.mark.close()
         self.ledger.close()
         self.hub.close()
         log.reset()

@@ -38,12 +38,14 @@ def test_the_two_commands_are_the_same_in_the_makefile_header_the_readme_and_ci(
 
 
 def test_every_command_block_of_the_readme_is_run_by_a_test() -> None:
-    """Two blocks: the two commands (`make demo` below, `make test` by CI itself) and the
-    Quickstart (tests/test_quickstart.py, slow). A new block needs a test here."""
-    assert len(blocks(README, "sh")) == 2
+    """Three blocks: the two commands (`make demo` below, `make test` by CI itself), the
+    Quickstart (tests/test_quickstart.py, slow) and Waking agents (tests/wake/test_docs.py). A new
+    block needs a test here."""
+    assert len(blocks(README, "sh")) == 3
     assert len(blocks(README, "sh", "The two commands")) == 1
     assert len(blocks(README, "sh", "Quickstart")) == 1
-    assert re.findall(r"```(\w*)\n.*?```", text(README), re.DOTALL) == ["sh", "sh"]
+    assert len(blocks(README, "sh", "Waking agents")) == 1
+    assert re.findall(r"```(\w*)\n.*?```", text(README), re.DOTALL) == ["sh", "sh", "sh"]
 
 
 def test_make_demo_runs_the_daemon_on_a_copy_of_the_sample_hub_with_the_embedded_defaults() -> None:

@@ -157,7 +157,11 @@ def held_until_settle(hub: HubDir, ident: str, drop: Callable[[], object]) -> No
     with hub.running():
         drop()
         rename_in(hub, later)
-        wait_for(lambda: answered_and_archived(hub, later), timeout=EVENT_DEADLINE)
+        # Archived is linked, then unlinked from the lane: wait for both halves of the move.
+        wait_for(
+            lambda: answered_and_archived(hub, later) and f"{later}.md" not in hub.lane("inbox"),
+            timeout=EVENT_DEADLINE,
+        )
         assert not acked(hub, ident)
         assert hub.lane("inbox") == [f"{ident}.md"]
     hub.write_config("settle = 1\nrescan_interval = 300\n")

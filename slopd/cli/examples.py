@@ -45,6 +45,8 @@ EXAMPLES: dict[str, str] = {
     "baton boot": "slopd baton boot --hub ~/hub oracle --budget 2000",
     "baton registry": "slopd baton registry --hub ~/hub --json",
     "mcp": "slopd mcp --hub ~/hub --seat claude-code",
+    "wait": "slopd wait --hub ~/hub --seat claude-code --timeout 600",
+    "hook": "slopd hook claude-code SessionStart --hub ~/hub --seat claude-code",
     "doctor": "slopd doctor --hub ~/hub",
     "console": "slopd console enroll --hub ~/hub --principal me@example.com",
     "console enroll": "slopd console enroll --hub ~/hub --principal me@example.com",

@@ -27,6 +27,7 @@ def _serve(args: argparse.Namespace) -> int:
     if PARTY_PATTERN.fullmatch(seat) is None:
         raise UsageError(f"--seat {seat!r}: give the seat this session speaks for (a valid `from`)")
     try:
+        from slopd.transport.mcp import news  # noqa: PLC0415
         from slopd.transport.mcp import server as mcp_server  # noqa: PLC0415  # the SDK, only here
         from slopd.transport.mcp.seat import Seat  # noqa: PLC0415
     except ImportError as missing:
@@ -40,7 +41,7 @@ def _serve(args: argparse.Namespace) -> int:
     hub = Hub(root)
     desk = Seat(hub, located.state, seat, config, trust=load_trust(config))
     try:
-        mcp_server.build(lambda _context: desk, desk.guide).run()
+        mcp_server.build(lambda _context: desk, desk.guide, news.watching(desk)).run()
     finally:
         desk.close()
         hub.close()

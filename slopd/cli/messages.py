@@ -92,7 +92,8 @@ def _waiting(args: argparse.Namespace, envelope: Envelope) -> tuple[str, ...]:
     return kinds
 
 
-def _token(args: argparse.Namespace) -> str:
+def token(args: argparse.Namespace) -> str:
+    """The seat's token for --url: --token-file, else $SLOPD_TOKEN."""
     if args.token_file is not None:
         try:
             return Path(args.token_file).read_text(encoding="utf-8").strip()
@@ -111,7 +112,7 @@ def _post(args: argparse.Namespace) -> int:
     if args.asset:
         raise UsageError("--asset copies files into the hub's assets/; with --url, send them as files")
     try:
-        server = client.Client(args.url, _token(args))
+        server = client.Client(args.url, token(args))
     except ValueError as error:
         raise UsageError(str(error)) from None
     envelope = _compose(args, _body(args.file))

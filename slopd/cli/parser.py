@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from slopd.cli.examples import epilog
-from slopd.core.vocabulary import LOG_LEVELS, MAX_ENVELOPE_BYTES, MODES, NAMESPACE, TYPES
+from slopd.core.vocabulary import HOOK_HOSTS, LOG_LEVELS, MAX_ENVELOPE_BYTES, MODES, NAMESPACE, TYPES
 
 _DEFAULT_STATE = "state dir (default $XDG_STATE_HOME/slopd/<hub-id>)"
 _DEFAULT_CONFIG = "TOML config (default $XDG_CONFIG_HOME/slopd/config.toml)"
@@ -84,6 +84,7 @@ def build() -> argparse.ArgumentParser:
     _console_commands(commands)
     _baton_commands(commands)
     _mcp_command(command)
+    _wake_commands(command, commands)
     _operating_commands(command, commands)
     _add_examples(parser, "")
     return parser
@@ -315,6 +316,41 @@ def _mcp_command(command: Command) -> None:
     sub.add_argument("--state", help=_DEFAULT_STATE)
     sub.add_argument("--seat", help="with --hub: the seat this session speaks for (default $SLOPD_SEAT)")
     sub.add_argument("--config", help=_DEFAULT_CONFIG)
+
+
+def _wake_commands(command: Command, commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    text = "answer an agent host's hook (JSON on stdin and stdout): new replies, approvals, outstanding waits"
+    sub = command("hook", "slopd.cli.hooks:hook", text)
+    sub.add_argument("host", choices=HOOK_HOSTS, help="the agent host whose hook protocol to speak")
+    text = (
+        "the host's event: SessionStart, UserPromptSubmit, Stop (Gemini: SessionStart, BeforeAgent, "
+        "AfterAgent); or `settings` to print the host's hook configuration"
+    )
+    sub.add_argument("event", metavar="EVENT", help=text)
+    _hub_and_state(sub)
+    sub.add_argument("--seat", help="the seat this agent speaks for (default $SLOPD_SEAT)")
+    text = "at the stop event: first wait up to S seconds (≤ 50) for an outstanding reply (default 0)"
+    sub.add_argument("--wait", type=float, default=0.0, metavar="S", help=text)
+    text = "at the stop event: ask the agent to go on at most N times a session (default 3)"
+    sub.add_argument("--max-blocks", type=int, default=3, metavar="N", help=text)
+
+    text = "block until a reply for a seat comes (woken by the filesystem, or the HTTP feed), print it"
+    sub = command("wait", "slopd.cli.wake:wait", text)
+    where = sub.add_mutually_exclusive_group(required=True)
+    where.add_argument("--hub", help="the hub folder")
+    where.add_argument("--url", help="a daemon's HTTP server instead (the token's seat; long-polls its feed)")
+    sub.add_argument("--seat", help="with --hub: whose replies (default $SLOPD_SEAT)")
+    sub.add_argument("--state", help=_DEFAULT_STATE)
+    text = "the terminal reply to this envelope instead of any new reply (repeatable: the first of them)"
+    sub.add_argument("--id", action="append", default=[], metavar="ID", help=text)
+    sub.add_argument(
+        "--timeout", type=float, metavar="S", help="give up after S seconds: exit 1 (default: wait)"
+    )
+    sub.add_argument("--json", action="store_true", help="print the reply as one JSON object (with its seq)")
+    text = "with --url: a file holding the seat's token (default: $SLOPD_TOKEN)"
+    sub.add_argument("--token-file", metavar="FILE", help=text)
+    text = "with --url: a reply is new after this seq (default: the feed's tail when it starts)"
+    sub.add_argument("--after", type=int, metavar="SEQ", help=text)
 
 
 def _baton_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

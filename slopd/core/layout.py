@@ -7,7 +7,8 @@ Rules:
    `*.sig` ever matches one (Python's `pathlib.glob` matches dotfiles), and agents and sync
    clients skip it. HUB.md states this rule for agents.
 3. A temporary name fits in 255 bytes whatever NAME is: NAME is shortened, never the suffix.
-4. A hub's state dir (outside the hub) holds the ledger, the log and the lock, by these names.
+4. A hub's state dir (outside the hub) holds the ledger, the log and the lock, by these names
+   (and the bell file that tells other processes of each commit, `shell.bell`).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ Signature = tuple[int, int, int, int]
 LANES = ("inbox", "authorized", "outbox", "archive", "assets", "notes")
 INPUT_LANES = ("inbox", "authorized")
 LEDGER_FILE = "ledger.sqlite3"
+BELL_FILE = "ledger.bell"  # written after each ledger commit, for waiters in other processes
 LOG_FILE = "slopd.log"
 LOCK_FILE = "slopd.lock"
 TEMP_PREFIX = ".slopd-tmp-"

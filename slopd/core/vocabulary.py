@@ -13,3 +13,4 @@ MODES = ("execute", "discuss")
 MAX_ENVELOPE_BYTES = 1024 * 1024
 NAMESPACE = "slop"  # the SSHSIG namespace of signed orders
 LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
+HOOK_HOSTS = ("claude-code", "codex", "gemini")  # `slopd hook HOST`: agent hosts whose hooks slopd answers

@@ -41,14 +41,22 @@ class Arrivals:
 
     # -- the watcher -----------------------------------------------------------------------
 
-    def watch(self, *, polling: bool) -> None:
+    def watch(self, *, polling: bool, also: dict[str, Callable[[], None]] | None = None) -> None:
+        """Watch the input lanes; `also`: more folders on the same observer (one inotify instance),
+        each with what a change there calls (any thread; it only hands the news on)."""
+        extra = also or {}
+
         def put(notice: Notice) -> None:
+            hinted = extra.get(notice[0])
+            if hinted is not None:
+                hinted()
+                return
             self.notices.put(notice)
             self.wake()
 
         log = self.parts.log
         self._ensure_lanes()
-        self.watcher = Watcher(self.parts.hub.root, INPUT_LANES, polling=polling, put=put)
+        self.watcher = Watcher(self.parts.hub.root, (*INPUT_LANES, *extra), polling=polling, put=put)
         self.watcher.start()
         self.parts.intake.track_writers = self.watcher.reports_close
         for error in self.watcher.errors:

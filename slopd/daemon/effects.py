@@ -22,12 +22,13 @@ import shutil
 import time
 from pathlib import Path
 
-from slopd.core import notes, replies, summary
+from slopd.core import notes, notices, replies, summary
 from slopd.core.admission import Refusal
 from slopd.core.envelope import Envelope, render
 from slopd.core.ids import reply_id
 from slopd.core.lifecycle import Status
 from slopd.core.names import order_of
+from slopd.core.notices import Notice
 from slopd.core.outcome import Produced
 from slopd.core.routing import Acknowledge, Discuss, Execute, Leave, Record, Reject, label, requested_mode
 from slopd.daemon import notebook, plans
@@ -105,7 +106,7 @@ class Effects:
                 batch.ledger.advance(key, Status.QUEUED, now=parts.clock.stamp())
                 batch.jobs.append(lambda: self.runs.execute(envelope, target, input))
             case Record():
-                self._notify(replies.incoming(envelope), input)
+                self._notify(notices.of_incoming(envelope), input)
                 self._archive_or_done(batch, input, key, envelope)
             case Reject(reason):
                 mode = requested_mode(envelope)
@@ -285,9 +286,9 @@ class Effects:
             recipient=reply.to,
         )
         input.log.info("reply.written", reply=reply.id, reply_type=reply.type, reply_class=reply_class)
-        text = replies.notification(reply, path)
-        if text is not None:
-            self._notify(text, input)
+        notice = notices.of_reply(reply, path)
+        if notice is not None:
+            self._notify(notice, input)
 
     def _archive_or_done(self, batch: Batch, input: Input, key: str, envelope: Envelope | None) -> None:
         """Mark done and archive the input — only the very file that was read (same inode).
@@ -349,5 +350,5 @@ class Effects:
             self.parts.commits.write(batch, "notes", name, data)
         input.log.info("note.indexed")
 
-    def _notify(self, text: str, input: Input) -> None:
-        self.parts.notifier.notify(text, time.monotonic(), input.log)
+    def _notify(self, notice: Notice, input: Input) -> None:
+        self.parts.notifier.notify(notice, time.monotonic(), input.log)

@@ -47,6 +47,7 @@ class Hold:
     missing: str  # what it waits for, named for the log
     until: float
     first: bool
+    signed: tuple[str, ...] = ()  # an order's signatures already here (a quorum's first signers)
 
 
 Trusted = Reloading[orders.Trust | None] | None  # None: no allowed-signers file is configured
@@ -103,7 +104,7 @@ class Gate:
             since, first = self._seen(name, now)
             if now < since + self.grace:
                 self._waiting.update(dict.fromkeys(missing, name))
-                return Hold(", ".join(missing), since + self.grace, first)
+                return Hold(", ".join(missing), since + self.grace, first, tuple(signatures))
         self.forget(name)
         trust = self.trusted.check() if self.trusted is not None else None  # rule 6
         return orders.check(envelope, message, signatures, trust, self.clock())

@@ -24,7 +24,7 @@ import os
 import socket
 from dataclasses import replace
 
-from slopd.core import home
+from slopd.core import home, notices
 from slopd.core.home import Home, Presence
 from slopd.core.ids import timestamp
 from slopd.daemon.parts import Parts
@@ -175,5 +175,5 @@ class Homing:
             text = f"two watchers act as home of {parts.hub.root}: {names}; set home = false on all but one"
             parts.log.error("hub.two_homes", watchers=list(rivals), reason=text)
             parts.last_error = text
-            parts.notifier.notify(text, now, parts.log)
+            parts.notifier.notify(notices.alert(text), now, parts.log)
         self._rivals = rivals

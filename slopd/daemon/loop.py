@@ -29,6 +29,7 @@ from collections.abc import Callable
 from slopd.core.names import Kind
 from slopd.core.orders import Trust
 from slopd.daemon import plans
+from slopd.daemon.approvals import Approvals
 from slopd.daemon.arrivals import Arrivals
 from slopd.daemon.batch import Batch, Where
 from slopd.daemon.effects import Effects
@@ -59,7 +60,8 @@ class Daemon:
         self.runs = Runs(parts, self.wakeup.set, standups)
         self.arrivals = Arrivals(parts, self.wakeup.set)
         self.recoveries = Recoveries(parts)
-        self.pipeline = Pipeline(parts, self.recoveries)
+        self.approvals = Approvals(parts, self.wakeup.set)
+        self.pipeline = Pipeline(parts, self.recoveries, self.approvals)
         self.effects = Effects(parts, self.runs, standups, self.recoveries)
         self.homing = Homing(parts)
         parts.recheck_homes = self.homing.refresh
@@ -91,7 +93,7 @@ class Daemon:
         self.homing.tick(time.monotonic())  # this watcher's presence, before the first scan
         self.recover()
         if not once:
-            self.arrivals.watch(polling=polling)
+            self.arrivals.watch(polling=polling, also=self.approvals.watched())
         next_scan, ready = 0.0, False
         try:
             while not stop.is_set():
@@ -100,6 +102,8 @@ class Daemon:
                     self._reload()
                 if self.arrivals.take_hints(now) or not self.arrivals.revive(now) or self._rescan_requested:
                     next_scan, self._rescan_requested = 0.0, False
+                if now >= next_scan or self.approvals.hinted.is_set():
+                    self.approvals.check()
                 if now >= next_scan:
                     self.arrivals.scan(now)
                     next_scan = time.monotonic() + self.parts.config.rescan_interval
@@ -279,12 +283,13 @@ class Daemon:
         try:
             config = reload()
             trust = trusted(config, parts.log)
+            sinks = parts.sinks_for(config)
         except Exception as error:  # any failure keeps the running config
             parts.log.error("config.reload_failed", reason=str(error))
             parts.last_error = f"reload failed: {error}"
             return
         parts.config = config  # and the policy, decided with the home below
-        parts.notifier.argv = config.notify
+        parts.notifier.configure(config.notify, sinks)
         parts.intake.settle = config.settle
         parts.gate.trusted, parts.gate.grace = trust, config.auth.sig_grace
         warn_skipped(parts.log, config, parts.gate.trust)

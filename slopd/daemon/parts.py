@@ -29,7 +29,7 @@ from slopd.shell.executor import Runner
 from slopd.shell.lanes import Hub
 from slopd.shell.ledger import Ledger
 from slopd.shell.log import Logger
-from slopd.shell.notifier import Notifier
+from slopd.shell.notifier import Notifier, Sink
 from slopd.shell.reloading import Reloading
 
 
@@ -66,6 +66,7 @@ class Parts:
     last_error: str | None = None
     recheck_homes: Callable[[], None] = lambda: None  # re-read who else watches (`daemon.homing`)
     watched: list[Reloading[Any]] = field(default_factory=list)  # trusted files besides allowed_signers
+    sinks_for: Callable[[Config], list[Sink]] = lambda _config: []  # a config's push destinations
 
     def __post_init__(self) -> None:
         self.policy = self.config.policy()

@@ -41,6 +41,7 @@ from slopd.core.routing import Decision, Execute, Lane, Leave, Reject, decide, e
 from slopd.core.targets import TargetKind
 from slopd.core.verdicts import Invalid, Valid
 from slopd.daemon import plans
+from slopd.daemon.approvals import Approvals
 from slopd.daemon.gate import Hold
 from slopd.daemon.parts import Parts
 from slopd.daemon.plans import Input
@@ -54,8 +55,8 @@ _BAD_NAME = "has a name that is not valid UTF-8, is over 255 bytes, or has contr
 
 
 class Pipeline:
-    def __init__(self, parts: Parts, recoveries: Recoveries) -> None:
-        self.parts, self.recoveries = parts, recoveries
+    def __init__(self, parts: Parts, recoveries: Recoveries, approvals: Approvals) -> None:
+        self.parts, self.recoveries, self.approvals = parts, recoveries, approvals
 
     def plan(self, lane: str, entry: Entry, kind: Kind, now: float) -> plans.Plan:
         """The one plan for the lane entry `entry` (classified as `kind`) at monotonic `now`."""
@@ -184,6 +185,7 @@ class Pipeline:
             if isinstance(examined, Hold):
                 if examined.first:
                     input.log.info("envelope.held", reason=f"waiting for its signatures {examined.missing}")
+                self.approvals.order_waits(input.name, sha, signed=examined.signed, missing=examined.missing)
                 return plans.Wait(entry.signature, examined.until)
             verdict = examined
         refused: Invalid | None = None

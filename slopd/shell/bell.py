@@ -5,12 +5,19 @@ Rules:
    hands the news on (sets an event, schedules a wake-up on its own loop) and never blocks.
 2. A ring carries no news of its own: a woken waiter reads the ledger again, so a missed or
    raced ring is never a wrong answer, only a later one.
+3. Other processes hear it through a file: `Mark` writes one byte into `STATE/ledger.bell` at
+   each ring (a filesystem event after the commit is visible, where the ledger's WAL is written
+   just before; `shell.waker` watches it). Failing to write it is never an error: waiters also
+   look again every second.
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
 import threading
 from collections.abc import Callable
+from pathlib import Path
 
 Listener = Callable[[], None]
 
@@ -39,3 +46,22 @@ class Bell:
             listeners = list(self._listeners.values())
         for listener in listeners:
             listener()
+
+
+class Mark:
+    """Rule 3: a listener for the daemon's bell; `close` when the daemon stops."""
+
+    def __init__(self, path: Path) -> None:
+        self._fd: int | None = None
+        with contextlib.suppress(OSError):
+            self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
+
+    def __call__(self) -> None:
+        if self._fd is not None:
+            with contextlib.suppress(OSError):
+                os.pwrite(self._fd, b"\n", 0)
+
+    def close(self) -> None:
+        fd, self._fd = self._fd, None
+        if fd is not None:
+            os.close(fd)

@@ -20,6 +20,7 @@ import math
 import os
 import re
 import tomllib
+import urllib.parse
 from collections.abc import Callable, Iterable, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
@@ -98,6 +99,29 @@ class Console:
 
 
 @dataclass(frozen=True, slots=True)
+class Ntfy:
+    """`[notify.ntfy]` (SPEC §16): an ntfy topic to post notifications to."""
+
+    url: str
+    token_file: Path | None = None  # a file holding an ntfy access token (Bearer)
+
+
+@dataclass(frozen=True, slots=True)
+class Webhook:
+    """`[notify.webhook]` (SPEC §16): a URL that gets each notification as signed JSON."""
+
+    url: str
+    secret_file: Path  # a file holding the HMAC-SHA256 key
+
+
+@dataclass(frozen=True, slots=True)
+class _Notify:
+    command: tuple[str, ...] | None = None
+    ntfy: Ntfy | None = None
+    webhook: Webhook | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Config:
     names: tuple[str, ...]
     max_envelope_bytes: int = MAX_ENVELOPE_BYTES
@@ -108,6 +132,8 @@ class Config:
     actions: Mapping[str, Command] = field(default_factory=dict)
     auth: Auth = field(default_factory=Auth)
     notify: tuple[str, ...] | None = None
+    ntfy: Ntfy | None = None
+    webhook: Webhook | None = None
     summarizer: tuple[str, ...] | None = None
     home: bool | None = None  # overrides the hub file's home watcher (SPEC §7)
     http: Http = field(default_factory=Http)
@@ -160,7 +186,12 @@ def load(path: Path | None) -> Config:
         for key in ("tokens", "tls_cert", "tls_key")
         if (value := getattr(http, key)) is not None and not value.is_absolute()
     }
-    return replace(config, actions=actions, http=replace(http, **paths))
+    ntfy, webhook = config.ntfy, config.webhook
+    if ntfy is not None and ntfy.token_file is not None and not ntfy.token_file.is_absolute():
+        ntfy = replace(ntfy, token_file=base / ntfy.token_file)
+    if webhook is not None and not webhook.secret_file.is_absolute():
+        webhook = replace(webhook, secret_file=base / webhook.secret_file)
+    return replace(config, actions=actions, http=replace(http, **paths), ntfy=ntfy, webhook=webhook)
 
 
 def parse(text: str) -> Config:
@@ -169,6 +200,7 @@ def parse(text: str) -> Config:
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"not valid TOML: {error}") from None
     table = _Table(document, "")
+    notify = table.take("notify", _notify, _Notify())
     config = Config(
         names=table.take("names", _names, default_names()),
         max_envelope_bytes=table.take("max_envelope_bytes", _positive_int, MAX_ENVELOPE_BYTES),
@@ -178,7 +210,9 @@ def parse(text: str) -> Config:
         seats=table.take("seats", _named(PARTY_PATTERN, _seat), {}),
         actions=table.take("actions", _named(ACTION_PATTERN, _action), {}),
         auth=table.take("auth", _auth, Auth()),
-        notify=table.take("notify", _command_only, None),
+        notify=notify.command,
+        ntfy=notify.ntfy,
+        webhook=notify.webhook,
         summarizer=table.take("summarizer", _command_only, None),
         home=table.take("home", _bool, None),
         http=table.take("http", _http, Http()),
@@ -414,6 +448,53 @@ def _command_only(value: object, key: str) -> tuple[str, ...]:
         table.error(f"{key}.command: missing")
     table.finish()
     return argv
+
+
+def _notify(value: object, key: str) -> _Notify:
+    """`[notify]`: a command, an ntfy topic, a webhook — at least one."""
+    table = _Table(value, key)
+    notify = _Notify(
+        command=table.take("command", _argv, None),
+        ntfy=table.take("ntfy", _ntfy, None),
+        webhook=table.take("webhook", _webhook, None),
+    )
+    table.finish()
+    if notify == _Notify():
+        raise ConfigError(f"{key}.command: missing (or give [{key}.ntfy] or [{key}.webhook])")
+    return notify
+
+
+def _url(value: object, key: str) -> str:
+    """an http(s) URL"""
+    text = _string(value, key)
+    parts = urllib.parse.urlsplit(text)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ConfigError(f"{key}: expected an http:// or https:// URL with a host, got {text!r}")
+    return text
+
+
+def _ntfy(value: object, key: str) -> Ntfy:
+    """`[notify.ntfy]`: a topic URL, and a token file outside the hub (optional)"""
+    table = _Table(value, key)
+    url = table.take("url", _url, None)
+    token_file = table.take("token_file", _path, None)
+    table.finish()
+    if url is None:
+        raise ConfigError(f"{key}.url: missing (the topic's URL, e.g. https://ntfy.sh/TOPIC)")
+    return Ntfy(url=url, token_file=token_file)
+
+
+def _webhook(value: object, key: str) -> Webhook:
+    """`[notify.webhook]`: a URL and the HMAC secret's file (outside the hub)"""
+    table = _Table(value, key)
+    url = table.take("url", _url, None)
+    secret = table.take("secret_file", _path, None)
+    table.finish()
+    if url is None:
+        raise ConfigError(f"{key}.url: missing")
+    if secret is None:
+        raise ConfigError(f"{key}.secret_file: missing (the posts are signed: a file holding the secret)")
+    return Webhook(url=url, secret_file=secret)
 
 
 def _named(

@@ -18,10 +18,13 @@ Rules:
 6. A reply's `rowid` is its `seq` in the reply feed (SPEC §12): SQLite gives each new row
    max(rowid) + 1 and replies are never deleted, so seqs grow in commit order (one writer). A
    reply rewritten after a crash keeps its row, so its seq. `recipient` is its `to`.
-7. The HTTP transport's tables (`receipts`, `acks`) are declared here, with the rest of the
-   schema, and written by `shell.receipts` over its own connection.
+7. The HTTP transport's tables (`receipts`, `acks`) and the wake-ups' (`cursors`,
+   `hook_sessions`) are declared here, with the rest of the schema, and written by
+   `shell.receipts` and `shell.cursors` over connections of their own.
 8. Every write takes the file's write lock (`shell.writelock`) while its transaction is open,
    so the process's writers queue on a lock instead of in SQLite's sleeping busy handler.
+9. `announced` remembers the approval requests the human was told of (`daemon.approvals`), by
+   place, name and content, so a restart does not tell them again.
 """
 
 from __future__ import annotations
@@ -78,6 +81,17 @@ CREATE TABLE IF NOT EXISTS receipts (
 );
 CREATE TABLE IF NOT EXISTS acks (
     seat TEXT NOT NULL, reply TEXT NOT NULL, acked_at TEXT NOT NULL, PRIMARY KEY (seat, reply)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS cursors (
+    seat TEXT PRIMARY KEY, seq INTEGER NOT NULL, updated_at TEXT NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS hook_sessions (
+    seat TEXT NOT NULL, session TEXT NOT NULL, started_at TEXT NOT NULL, blocks INTEGER NOT NULL,
+    PRIMARY KEY (seat, session)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS announced (
+    place TEXT NOT NULL, name TEXT NOT NULL, sha256 TEXT NOT NULL, announced_at TEXT NOT NULL,
+    PRIMARY KEY (place, name, sha256)
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS notes (
     id TEXT PRIMARY KEY, sender TEXT NOT NULL, created_at TEXT NOT NULL, title TEXT NOT NULL,
@@ -205,6 +219,23 @@ class Ledger:
                 )
             finally:
                 self._db.execute("PRAGMA synchronous=NORMAL")
+
+    def announced(self, place: str) -> set[tuple[str, str]]:
+        """Rule 9: (name, sha256) of everything announced in `place`."""
+        self._reading()
+        rows = self._db.execute("SELECT name, sha256 FROM announced WHERE place = ?", (place,))
+        return {(found[0], found[1]) for found in rows}
+
+    def announce(self, place: str, name: str, sha256: str, *, now: str) -> None:
+        """Rule 9, outside a unit (its own statement)."""
+        if self._open is not None or self._db.in_transaction:
+            raise RuntimeError("an announcement is recorded on its own, outside a batch")
+        with self._write_lock:
+            self._db.execute(
+                "INSERT INTO announced (place, name, sha256, announced_at) VALUES (?, ?, ?, ?)"
+                " ON CONFLICT DO NOTHING",
+                (place, storable(name), sha256, now),
+            )
 
     def mark_executing(self, key: str, *, now: str) -> None:
         """Rule 4: on disk before the process starts."""

@@ -178,6 +178,11 @@ class Receipts:
         )
         return [_reply(row) for row in rows]
 
+    def recent(self, seat: str, limit: int) -> list[FeedReply]:
+        """The newest `limit` replies to `seat`, oldest first."""
+        rows = self._all(f"{_REPLY} WHERE r.recipient = ? ORDER BY r.rowid DESC LIMIT ?", (seat, limit))
+        return [_reply(row) for row in reversed(rows)]
+
     def reply(self, id: str, seat: str) -> FeedReply | None:
         found = self._one(f"{_REPLY} WHERE r.id = ? AND r.recipient = ?", (id.lower(), seat))
         return _reply(found) if found else None
@@ -216,6 +221,21 @@ class Receipts:
                 (seat, found.id, now),
             )
         return True
+
+    def sent_by(self, seat: str, since: str) -> list[tuple[str, str]]:
+        """(id, type) of the envelopes `seat` sent from `since` on — by receipt (HTTP, MCP) or by
+        the ledger's `from` (a file) — oldest first, each once."""
+        rows = self._all(
+            "SELECT id, type, received_at FROM receipts WHERE seat = ? AND received_at >= ?"
+            " UNION SELECT id, type, received_at FROM inputs"
+            " WHERE sender = ? AND received_at >= ? AND id IS NOT NULL AND type IS NOT NULL"
+            " ORDER BY received_at",
+            (seat, since, seat, since),
+        )
+        found: dict[str, tuple[str, str]] = {}
+        for row in rows:
+            found.setdefault(str(row[0]).lower(), (str(row[0]), str(row[1])))
+        return list(found.values())
 
     # -- for /metrics ----------------------------------------------------------------------
 

@@ -1,17 +1,21 @@
-"""Blocking waits for a reply: woken by the daemon's bell (in its process) or by `outbox/` events.
+"""Blocking waits for a reply: woken by the daemon's bell (in its process) or by the filesystem.
 
-Used by `slopd send --wait` (`submit.await_reply`) and the MCP tools that wait.
+Used by `slopd send --wait` (`submit.await_reply`), `slopd wait`, and the MCP tools that wait
+and subscriptions that notify (`slop_wait`, `slop://replies`).
 
 Rules:
-1. `Waker.poke` (any thread) wakes every wait; a wait looks again at each wake-up and once a
-   second besides (a lost filesystem event must not stall it), until `done` or the deadline.
+1. `Waker.poke` (any thread) wakes every wait and calls every listener (`listen`); a wait looks
+   again at each wake-up and once a second besides (a lost filesystem event must not stall it),
+   until `done` or the deadline.
 2. A wait registers before it first looks, so a reply written between the look and the wait
    still wakes it.
-3. Given a hub's root, the wakes come from a watch on its `outbox/`, started by the first wait
-   that may block and stopped by `close`; without one, only `poke` wakes (the daemon's bell).
-   Given the ledger's folder too, its writes wake as well: a reply's file lands in `outbox/`
-   just before the ledger records it, so a wait that reads the ledger (the MCP tools, in a
-   process of their own) is woken again by that commit instead of by the next second's look.
+3. Given a hub's root, the wakes come from a watch on its `outbox/` — and, given the ledger's
+   path, on its state dir: the daemon's bell file (`shell.bell`, written once a commit is
+   visible) and the ledger's write-ahead log. A reply is in `outbox/` before its row commits,
+   and the WAL is written a moment before the commit can be read, so the bell file's event is
+   the one that finds it (the others are kept for a daemon without one). The watch starts with
+   the first wait that may block (or `watch`) and stops at `close`; without a root, only `poke`
+   wakes (the daemon's bell).
 4. After `stop` (the server stops), every wait returns what it found at once, like a long-poll.
 """
 
@@ -23,6 +27,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
+from slopd.core.layout import BELL_FILE
+
 if TYPE_CHECKING:
     from slopd.shell.watcher import Watcher
 
@@ -31,11 +37,12 @@ RECHECK = 1.0
 
 
 class Waker:
-    def __init__(self, watch_root: Path | None = None, ledger_dir: Path | None = None) -> None:
+    def __init__(self, watch_root: Path | None = None, ledger: Path | None = None) -> None:
         self._condition = threading.Condition()
         self._rung = 0
-        self._root, self._ledger_dir = watch_root, ledger_dir
-        self._watchers: list[Watcher] = []
+        self._root, self._ledger = watch_root, ledger
+        self._watcher: Watcher | None = None
+        self._listeners: dict[int, Callable[[], None]] = {}
         self._stopped = False
 
     def stop(self) -> None:
@@ -47,33 +54,49 @@ class Waker:
         with self._condition:
             self._rung += 1
             self._condition.notify_all()
+            listeners = list(self._listeners.values())
+        for listener in listeners:
+            listener()
 
-    def _watch(self) -> None:
-        """Rule 3."""
-        if self._root is None or self._watchers:
+    def listen(self, listener: Callable[[], None]) -> Callable[[], None]:
+        """Rule 1: call `listener` (in the poking thread) at every poke; the function returned stops it."""
+        with self._condition:
+            number = max(self._listeners, default=0) + 1
+            self._listeners[number] = listener
+
+        def stop() -> None:
+            with self._condition:
+                self._listeners.pop(number, None)
+
+        return stop
+
+    def watch(self) -> None:
+        """Rule 3: one observer (one inotify instance) for `outbox/` and the state dir."""
+        if self._root is None or self._watcher is not None:
             return
         from slopd.shell.watcher import Notice, Watcher  # noqa: PLC0415  # only a wait needs watchdog
 
-        def put(_notice: Notice) -> None:
-            self.poke()
+        ledger = self._ledger.name if self._ledger is not None else None
 
-        places = [(self._root, "outbox")]
-        if self._ledger_dir is not None:
-            places.append((self._ledger_dir.parent, self._ledger_dir.name))
-        for root, folder in places:
-            watcher = Watcher(root, (folder,), polling=False, put=put)
-            watcher.start()
-            self._watchers.append(watcher)
+        def put(notice: Notice) -> None:
+            lane, name, _hint = notice
+            if lane == "outbox" or name == BELL_FILE or (ledger is not None and name.startswith(ledger)):
+                self.poke()  # in the state dir, the bell file and the ledger's, not the log beside them
+
+        folders = ("outbox",) if self._ledger is None else ("outbox", str(self._ledger.parent.absolute()))
+        watcher = Watcher(self._root, folders, polling=False, put=put)
+        watcher.start()
+        self._watcher = watcher
 
     def close(self) -> None:
-        watchers, self._watchers = self._watchers, []
-        for watcher in watchers:
+        watcher, self._watcher = self._watcher, None
+        if watcher is not None:
             watcher.stop()
 
     def wait_for(self, look: Callable[[], T], done: Callable[[T], bool], timeout: float) -> T:
         """Rules 1 and 2."""
         if timeout > 0:
-            self._watch()
+            self.watch()
         deadline = time.monotonic() + timeout
         while True:
             with self._condition:

@@ -8,7 +8,9 @@ Rules:
 3. Hints: `arrived` — renamed into the lane, so complete; `delivered` — renamed in from a sync
    client's temporary name, so a remote file that may be half-written; `created` / `written` —
    being written in place; `closed` — a writer closed it (inotify only).
-4. Only `inbox/` and `authorized/` are watched, non-recursively; `archive/` never is.
+4. Only the folders named are watched, non-recursively — the daemon's `inbox/` and
+   `authorized/` (and `outbox/drafts/`), never `archive/`; a name is relative to the root, or
+   absolute (a wait's watch of the state dir, `shell.waker`), and names the notices' lane.
 """
 
 from __future__ import annotations

@@ -12,6 +12,8 @@ Rules:
 3. `await_reply` long-polls `GET /v1/envelopes/{id}/replies` in waits of at most 30 s until a
    terminal reply or the deadline; a transport failure while waiting is retried until then.
 4. The token travels only in the `Authorization` header, never in a URL or a message.
+5. `slopd wait --url` long-polls the same way: an envelope's replies until the server says
+   `terminal`, or the seat's feed after a seq until a reply is there.
 """
 
 from __future__ import annotations
@@ -132,6 +134,54 @@ class Client:
                     found: dict[str, Any] = reply
                     return found
         return None
+
+    def _poll(
+        self, path: str, timeout: float, pick: Callable[[Any], dict[str, Any] | None]
+    ) -> dict[str, Any] | None:
+        """Rule 5: long-poll `path` (its `wait` added) until `pick` finds something or the deadline."""
+        deadline = time.monotonic() + timeout
+        while (remaining := deadline - time.monotonic()) > 0:
+            separator = "&" if "?" in path else "?"
+            try:
+                answer = self.request("GET", f"{path}{separator}wait={min(remaining, 30.0):.3f}")
+            except (OSError, http.client.HTTPException):
+                self.sleep(min(1.0, max(remaining, 0.0)))
+                continue
+            if answer.status in _FINAL:
+                raise Refused(answer.status, _problem(answer))
+            if answer.status != 200:
+                self.sleep(min(1.0, max(remaining, 0.0)))
+                continue
+            found = pick(answer.json())
+            if found is not None:
+                return found
+        return None
+
+    def await_terminal(self, id: str, timeout: float) -> dict[str, Any] | None:
+        """Rule 5: the last reply once the server says the envelope's replies are terminal."""
+        path = f"/v1/envelopes/{urllib.parse.quote(id, safe='')}/replies"
+
+        def pick(page: Any) -> dict[str, Any] | None:
+            replies = page.get("replies") or []
+            return replies[-1] if page.get("terminal") and replies else None
+
+        return self._poll(path, timeout, pick)
+
+    def tail(self) -> int:
+        """The seat's feed tail: the seq after which a reply is new."""
+        answer = self.request("GET", "/v1/replies?after=0&limit=1")
+        if answer.status != 200:
+            raise Refused(answer.status, _problem(answer))
+        return int(answer.json()["tail_cursor"])
+
+    def await_feed(self, after: int, timeout: float) -> dict[str, Any] | None:
+        """Rule 5: the seat's first reply after the seq `after`."""
+
+        def pick(page: Any) -> dict[str, Any] | None:
+            replies = page.get("replies") or []
+            return replies[0] if replies else None
+
+        return self._poll(f"/v1/replies?after={after}&limit=1", timeout, pick)
 
 
 def _problem(answer: Answer) -> dict[str, Any]:

@@ -30,6 +30,7 @@ TOOLS = {
     "slop_status",
     "slop_replies",
     "slop_read",
+    "slop_wait",
     "slop_ack",
     "slop_notes",
     "slop_request_approval",

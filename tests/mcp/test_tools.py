@@ -96,7 +96,7 @@ async def test_every_input_schema_refuses_unknown_arguments(me: Session) -> None
     [
         ({"action": "hello"}, "action is only read from authorized/ (signed orders)"),
         ({"from": "mallory"}, "the seat is fixed by --seat or the token"),
-        ({"wait_s": 5}, "only slop_status and slop_replies wait"),
+        ({"wait_s": 5}, "only slop_status and slop_replies wait; slop_wait takes timeout_s"),
         ({"from": "mallory", "seat": "mallory", "sender": "x", "from_": "x"}, "no tool takes `from`"),
     ],
     ids=["action", "from", "wait_s", "four"],
@@ -138,6 +138,7 @@ ANNOTATIONS = {  # tool: (read-only, idempotent, destructive)
     "baton_lease": (False, False, False),
     "baton_pack": (False, False, True),
     "baton_score": (True, True, False),
+    "slop_wait": (False, False, False),  # hands each new reply over once (the seat's wake cursor)
 }
 
 
@@ -796,6 +797,7 @@ async def test_every_tool_reports_the_replies_awaiting_this_seat(hub: HubDir, tm
             ("slop_status", {"id": ident}),
             ("slop_replies", {}),
             ("slop_read", {"id": reply["id"]}),
+            ("slop_wait", {"ids": [ident], "timeout_s": 0}),
             ("slop_notes", {}),
             ("slop_request_approval", {"action": "deploy", "body": "Deploy.", "reason": "ready"}),
             ("handoff_lint", {"text": "not a log\n"}),

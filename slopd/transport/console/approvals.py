@@ -26,10 +26,10 @@ from __future__ import annotations
 
 import hashlib
 import os
-import re
 from dataclasses import dataclass, replace
 from datetime import datetime
 
+from slopd.core import drafts
 from slopd.core.envelope import PARTY_PATTERN, Envelope, EnvelopeError, parse, render
 from slopd.core.ids import timestamp
 from slopd.core.vocabulary import MAX_ENVELOPE_BYTES
@@ -38,7 +38,6 @@ from slopd.shell import fs
 from slopd.shell.lanes import Hub, LaneError
 
 DRAFTS = "drafts"
-_REQUESTED = re.compile(r"^Requested by ([A-Za-z0-9._:@-]{1,128}):", re.MULTILINE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,8 +62,7 @@ class Waiting:
         named = self.envelope.extra.get("requested_by")
         if isinstance(named, str) and PARTY_PATTERN.fullmatch(named):
             return named
-        found = _REQUESTED.findall(self.envelope.body)
-        return found[-1] if found else None
+        return drafts.requester(self.envelope.body)
 
 
 def _drafts_fd(hub: Hub) -> int | None:

@@ -20,6 +20,7 @@ from datetime import datetime
 from typing import Any
 
 from slopd import submit
+from slopd.core import drafts
 from slopd.core.envelope import Envelope, EnvelopeError, parse, render
 from slopd.core.ids import timestamp
 from slopd.core.orders import Trust
@@ -29,7 +30,7 @@ from slopd.shell.config import Config
 from slopd.shell.lanes import Hub
 from slopd.transport.problems import Problem
 
-DRAFTS = "outbox/drafts"
+DRAFTS = drafts.FOLDER
 
 
 def draft(
@@ -59,7 +60,7 @@ def draft(
         auth=f"signed:{name}.sig",
         mode="execute",
         action=action,
-        body=f"{body.rstrip()}\n\nRequested by {seat}: {reason.strip()}\n",
+        body=f"{body.rstrip()}\n\n{drafts.footer(seat, reason)}",
         extra={"requested_by": seat},
     )
     data = render(order)

@@ -77,6 +77,13 @@ class Feed(Result):
     tail_cursor: int
 
 
+class Waited(Result):
+    reply: Reply | None = Field(description="the reply that came, or null when the wait timed out")
+    text: str | None = Field(description="the reply whole, up to 20,000 characters (slop_read pages on)")
+    timed_out: bool
+    cursor: int = Field(description="this seat's wake cursor: replies after it are new to slop_wait")
+
+
 class Page(Result):
     id: str
     path: str

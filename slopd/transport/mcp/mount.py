@@ -9,7 +9,8 @@ Rules:
 3. A Host the server does not answer for is 421 and an Origin that is neither the server's own
    nor in `[http] allowed_origins` is 403 (core/origins.py): a web page cannot reach a local
    server through DNS rebinding, and a browser client of the server's own origin can.
-4. Tools wait on the daemon's bell (the reply's commit), not on a filesystem watch.
+4. Tools wait on the daemon's bell (the reply's commit), not on a filesystem watch; the bell
+   also tells the sessions subscribed to `slop://replies` (`mcp.news`).
 5. When the server drains, streams end and waiting tools return what they have.
 """
 
@@ -30,6 +31,7 @@ from slopd.core.origins import Gate
 from slopd.shell.bell import Bell
 from slopd.shell.waker import Waker
 from slopd.transport.mcp import server as mcp_server
+from slopd.transport.mcp.news import News
 from slopd.transport.mcp.seat import Seat
 from slopd.transport.server.app import Service
 from slopd.transport.server.guard import SEAT_KEY, Guard
@@ -41,7 +43,8 @@ class Desks:
     def __init__(self, app: App, trust: Trust | None, bell: Bell) -> None:
         self.app, self.trust = app, trust
         self.waker = Waker(None)
-        self._stop = bell.listen(self.waker.poke)
+        self.news = News()
+        self._stops = [bell.listen(self.waker.poke), bell.listen(self.news.rung)]
         self._seats: dict[str, Seat] = {}
         self._lock = threading.Lock()  # tools run on worker threads
 
@@ -71,7 +74,8 @@ class Desks:
         return getattr(found, "data", b"").decode("utf-8", "replace")
 
     def close(self) -> None:
-        self._stop()
+        for stop in self._stops:
+            stop()
         with self._lock:
             seats, self._seats = list(self._seats.values()), {}
         for seat in seats:
@@ -84,7 +88,7 @@ def routes(
     """Rules 1-5: the two routes, the lifespan they need, and the seats behind them."""
     desks = Desks(app, app.trust, app.bell)
     service.draining.append(desks.waker.stop)
-    server = mcp_server.build(desks, desks.guide)
+    server = mcp_server.build(desks, desks.guide, desks.news)
     # Host and Origin are checked by the guard (problem+json, the configured origins); the SDK's
     # own check would refuse every Origin it was not given as a fixed list.
     security = TransportSecuritySettings(enable_dns_rebinding_protection=False)

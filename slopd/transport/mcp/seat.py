@@ -16,6 +16,8 @@ Rules:
 6. The state dir is the running daemon's, found through the hub (`ops.running`, by the
    caller); while no daemon holds it, every answer says so (`daemon_note`, SPEC §14) — the
    receipts are written, but nothing answers them until a daemon runs on that dir.
+7. `wait` blocks (≤ 50 s) for the first terminal reply to one of `ids`, or for the first reply
+   new to this seat (its wake cursor, shared with `slopd wait` and the hooks; `transport.wakeups`).
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from slopd.core.replies import ReplyClass
 from slopd.ops import running
 from slopd.shell import lock
 from slopd.shell.config import Config
+from slopd.shell.cursors import Cursors
 from slopd.shell.fs import Contents
 from slopd.shell.lanes import Hub
 from slopd.shell.ledger import Ledger
@@ -46,6 +49,7 @@ from slopd.transport.mcp import approval
 from slopd.transport.problems import Problem
 from slopd.transport.server import views
 from slopd.transport.server.intake import Intake
+from slopd.transport.wakeups import Wakeups
 
 MAX_WAIT = 50.0
 MAX_CHARS = 20_000
@@ -70,12 +74,14 @@ class Seat:
         state.mkdir(parents=True, exist_ok=True, mode=0o700)
         self.ledger = Ledger(state / LEDGER_FILE)  # makes the schema if no daemon has; reads notes
         self.receipts = Receipts(state / LEDGER_FILE)
+        self.cursors = Cursors(state / LEDGER_FILE)
         self.intake = Intake(hub, self.receipts, config.max_envelope_bytes, clock, arrived)
-        self.waker = waker or Waker(hub.root, state)
+        self.waker = waker or Waker(hub.root, state / LEDGER_FILE)
         self.clock, self.token = clock, token
 
     def close(self) -> None:
         self.waker.close()
+        self.cursors.close()
         self.receipts.close()
         self.ledger.close()
 
@@ -190,6 +196,30 @@ class Seat:
         return views.feed_page(
             self.hub, self.receipts, self.seat, found, after=after, limit=limit, shape=_summary
         )
+
+    def wait(self, ids: list[str] | None = None, timeout_s: float = MAX_WAIT) -> dict[str, Any]:
+        """Rule 6 (`transport.wakeups`): with `ids`, their first terminal reply; else the first new one."""
+        wakeups = Wakeups(self.receipts, self.cursors, self.waker, self.seat, self.clock)
+        timeout = min(max(timeout_s, 0.0), MAX_WAIT)
+        found = wakeups.terminal(ids, timeout) if ids else wakeups.next_new(timeout)
+        shown = views.reply(self.hub, found) if found is not None else None
+        text = str(shown["text"] or "") if shown is not None else None
+        return {
+            "reply": _summary(dict(shown)) if shown is not None else None,
+            "text": text[:MAX_CHARS] if text is not None else None,
+            "timed_out": found is None,
+            "cursor": wakeups.cursor(),  # a read, unless this seat never had one
+            "pending": self.pending(),
+        }
+
+    def recent(self, limit: int = 20) -> dict[str, Any]:
+        """The `slop://replies` resource: the newest `limit` replies, oldest first, summarized."""
+        found = self.receipts.recent(self.seat, min(max(limit, 1), 100))
+        return {
+            "replies": [_summary(views.reply(self.hub, reply)) for reply in found],
+            "tail_cursor": self.receipts.last_seq(self.seat),
+            "pending": self.pending(),
+        }
 
     def read(self, id: str, offset: int = 0, max_chars: int = MAX_CHARS) -> dict[str, Any]:
         """A reply to this seat, or an envelope it sent, a page of it at a time."""

@@ -21,6 +21,7 @@ Rules:
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from contextvars import ContextVar
 from typing import Annotated, Any, Literal, TypeVar
@@ -36,6 +37,8 @@ from slopd.core import notes
 from slopd.core.admission import ACTION_OUTSIDE
 from slopd.shell.version import version
 from slopd.transport.mcp import models, protocols
+from slopd.transport.mcp import news as news_module
+from slopd.transport.mcp.news import News
 from slopd.transport.mcp.seat import MAX_CHARS, MAX_WAIT, Seat
 from slopd.transport.problems import Problem
 
@@ -60,12 +63,13 @@ READ = _does(read_only=True, idempotent=True)  # writes nothing at all
 ADD = _does()  # adds to the hub (an envelope, a draft, a lease, a boot record) each time
 MARK = _does(idempotent=True)  # sets a mark; again changes nothing
 REPLACE = _does(destructive=True)  # replaces files in place
+ADVANCE = _does()  # hands a reply over once: advances this seat's wake cursor
 # What an agent most often passes that no tool takes, and where it belongs instead (rule 4).
 _HINTS = {
     "action": f"{ACTION_OUTSIDE}: ask a human with slop_request_approval",
     "from": "the seat is fixed by --seat or the token: no tool takes `from`",
     "seat": "the seat is fixed by --seat or the token: no tool takes it",
-    "wait_s": "only slop_status and slop_replies wait",
+    "wait_s": "only slop_status and slop_replies wait; slop_wait takes timeout_s",
 }
 
 INSTRUCTIONS = (
@@ -131,9 +135,14 @@ def _unknown(tool: str, unknown: list[str], takes: list[str]) -> str:
     return "\n".join(lines)
 
 
-def build(seats: SeatSource, guide: Callable[[], str]) -> MCPServer:  # noqa: PLR0915  # one per tool
+def build(  # noqa: PLR0915  # one per tool
+    seats: SeatSource, guide: Callable[[], str], news: News | None = None
+) -> MCPServer:
+    """The server; with `news`, `slop://replies` can be subscribed to (`mcp.news`)."""
     server = _Strict("slopd", instructions=INSTRUCTIONS, version=version())
     seats = _noting(seats)
+    if news is not None:
+        news.install(server, seats)
 
     @server.tool(annotations=READ)
     def slop_hub_info(ctx: Context) -> models.HubInfo:
@@ -177,6 +186,20 @@ def build(seats: SeatSource, guide: Callable[[], str]) -> MCPServer:  # noqa: PL
         never consumes: keep next_cursor, and slop_ack what you have handled."""
         seat = seats(ctx)
         return _as(models.Feed, lambda: seat.replies(after, limit, wait_s))
+
+    @server.tool(annotations=ADVANCE)
+    def slop_wait(
+        ctx: Context,
+        ids: Annotated[list[str], Field(max_length=50, description="envelope ids this seat sent")]
+        | None = None,
+        timeout_s: Wait = MAX_WAIT,
+    ) -> models.Waited:
+        """Block until a reply comes, instead of polling: with `ids`, the first terminal reply (result or
+        error) to one of those envelopes; without, the first reply to this seat that is new — not yet
+        delivered by slop_wait, `slopd wait` or a hook. Returns it whole, or timed_out after timeout_s
+        (at most 50 s; call again to keep waiting)."""
+        seat = seats(ctx)
+        return _as(models.Waited, lambda: seat.wait(ids, timeout_s))
 
     @server.tool(annotations=READ)
     def slop_read(
@@ -298,6 +321,12 @@ def build(seats: SeatSource, guide: Callable[[], str]) -> MCPServer:  # noqa: PL
             return str(seat.read(id, 0, 1 << 30)["text"])
         except Problem as problem:
             raise ResourceNotFoundError(problem.detail) from None
+
+    @server.resource(news_module.RESOURCE + "{?limit}", mime_type="application/json")
+    def feed(ctx: Context, limit: int = 20) -> str:
+        """This seat's newest replies (at most `limit`, oldest first), its cursor and what it has not
+        acked. Subscribe to it to hear of each new reply."""
+        return json.dumps(seats(ctx).recent(limit))
 
     @server.resource("slop://standup/{project}", mime_type="text/markdown")
     def standup(project: str, ctx: Context) -> str:

@@ -1,0 +1,167 @@
+"""`slopd hook HOST EVENT --hub HUB --seat SEAT`: the agent hooks of Claude Code, Codex CLI and Gemini
+CLI (SPEC §16; their protocols are `core.hooks`). `slopd hook HOST settings` prints the host's
+configuration for the three events.
+
+Rules:
+1. It reads the host's JSON on stdin and answers JSON on stdout, exit 0. Input it cannot use is
+   exit 1 with every reason on stderr: a hook's non-blocking error — the session goes on.
+2. start and prompt: the replies new to the seat (its wake cursor, `transport.wakeups`: they
+   are delivered, so `slopd wait` and `slop_wait` do not return them again) and the drafts it
+   asked a human to sign — at start every one still in `outbox/drafts/`, at a prompt those not
+   mentioned before (remembered in the ledger's `announced`); at start also what the session
+   still waits for.
+3. A session starts when its SessionStart hook first sees it; one first seen by another event
+   (no SessionStart hook, or a session older than the hooks) is taken to have started `WINDOW`
+   before.
+4. stop: the session's outstanding envelopes (sent since it started, no terminal reply yet).
+   With `--wait S` (at most 50) it first waits that long for one of their replies, woken by the
+   filesystem, and hands over the one that came. It asks the agent to go on at most
+   `--max-blocks` times a session (`core.hooks` rule 4).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import shlex
+import sys
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING
+
+from slopd.core import drafts, hooks
+from slopd.core.envelope import PARTY_PATTERN, EnvelopeError, parse
+from slopd.core.errors import UsageError
+from slopd.core.ids import timestamp
+from slopd.core.layout import LEDGER_FILE
+from slopd.shell import defaults
+from slopd.shell.fs import Contents
+from slopd.shell.lanes import Hub, LaneError, require_hub
+
+if TYPE_CHECKING:
+    from slopd.shell.ledger import Ledger
+    from slopd.shell.receipts import FeedReply
+    from slopd.transport.wakeups import Wakeups
+
+WINDOW = timedelta(hours=1)
+MAX_WAIT = 50.0
+MAX_INPUT = 1 << 20
+NEW_REPLIES = 10
+
+
+def hook(args: argparse.Namespace) -> int:
+    if args.event == "settings":
+        return _settings(args)
+    try:
+        given = hooks.parse(args.host, args.event, sys.stdin.buffer.read(MAX_INPUT))
+    except hooks.HookInputError as error:
+        print(f"slopd hook {args.host} {args.event}: {'; '.join(error.reasons)}", file=sys.stderr)
+        return 1
+    if not 0 <= args.wait <= MAX_WAIT:
+        raise UsageError(f"--wait {args.wait:g}: give 0 to {MAX_WAIT:g} seconds")
+    output = _answer(args, given)
+    print(json.dumps(output, ensure_ascii=False))
+    return 0
+
+
+def _seat(args: argparse.Namespace) -> str:
+    seat = args.seat or os.environ.get("SLOPD_SEAT", "")
+    if PARTY_PATTERN.fullmatch(seat) is None:
+        raise UsageError(f"--seat {seat!r}: give the seat this agent speaks for (a valid `from`)")
+    return seat
+
+
+def _settings(args: argparse.Namespace) -> int:
+    """The host's configuration, with this hub and seat (and the absolute path of this slopd)."""
+    root = require_hub(args.hub).absolute()
+    options = f"--hub {shlex.quote(str(root))} --seat {shlex.quote(_seat(args))}"
+    if args.state:
+        options += f" --state {shlex.quote(str(args.state))}"
+    program = f"{shlex.quote(sys.argv[0]) if os.path.isabs(sys.argv[0]) else 'slopd'} hook"
+    print(json.dumps(hooks.settings(args.host, program, options, args.wait or 10.0), indent=2))
+    return 0
+
+
+def _answer(args: argparse.Namespace, given: hooks.HookInput) -> dict[str, object]:
+    from slopd.shell.cursors import Cursors  # noqa: PLC0415  # SQLite: only once the input is good
+    from slopd.shell.ledger import Ledger  # noqa: PLC0415
+    from slopd.shell.receipts import Receipts  # noqa: PLC0415
+    from slopd.shell.waker import Waker  # noqa: PLC0415
+    from slopd.transport.wakeups import Wakeups  # noqa: PLC0415
+
+    seat, root = _seat(args), require_hub(args.hub).absolute()
+    state = defaults.state_dir(root, args.state)
+    state.mkdir(parents=True, exist_ok=True, mode=0o700)
+    path = state / LEDGER_FILE
+    ledger, receipts, cursors = Ledger(path), Receipts(path), Cursors(path)
+    hub, waker = Hub(root), Waker(root, path)
+    try:
+        now = datetime.now(UTC)
+        wakeups = Wakeups(receipts, cursors, waker, seat, lambda: datetime.now(UTC))
+        first = timestamp(now if given.moment == "start" else now - WINDOW)
+        started, blocks = cursors.session(seat, given.session, first)
+        news = hooks.News(hub=str(root), seat=seat)
+        if given.moment != "stop":
+            news = hooks.News(
+                str(root),
+                seat,
+                replies=tuple(_brief(hub, reply) for reply in wakeups.all_new(NEW_REPLIES)),
+                approvals=_approvals(hub, ledger, seat, every=given.moment == "start", now=timestamp(now)),
+                waiting=tuple(wakeups.outstanding(started)) if given.moment == "start" else (),
+            )
+        elif not given.stop_hook_active and blocks < args.max_blocks:
+            news = _stopping(hub, wakeups, news, started, args.wait)
+        output, blocked = hooks.answer(args.host, given, news, blocks=blocks, cap=args.max_blocks)
+        if blocked:
+            cursors.blocked(seat, given.session)
+        return output
+    finally:
+        waker.close()
+        cursors.close()
+        receipts.close()
+        ledger.close()
+        hub.close()
+
+
+def _stopping(hub: Hub, wakeups: Wakeups, news: hooks.News, started: str, wait: float) -> hooks.News:
+    """Rule 4."""
+    waiting = tuple(wakeups.outstanding(started))
+    if not waiting:
+        return news
+    arrived = wakeups.terminal(waiting, wait) if wait > 0 else None
+    if arrived is not None:
+        return hooks.News(news.hub, news.seat, arrived=_brief(hub, arrived))
+    return hooks.News(news.hub, news.seat, waiting=waiting)
+
+
+def _brief(hub: Hub, reply: FeedReply) -> hooks.Brief:
+    found = hub.read_path(reply.path, 1 << 20)
+    text = found.data.decode("utf-8", "replace") if isinstance(found, Contents) else ""
+    body = " ".join(text.split("\n---\n", 1)[-1].split())
+    summary = body if len(body) <= hooks.SUMMARY else body[: hooks.SUMMARY - 1] + "…"
+    return hooks.Brief(reply.id, reply.type, reply.reply_class, reply.in_reply_to, reply.path, summary)
+
+
+def _approvals(hub: Hub, ledger: Ledger, seat: str, *, every: bool, now: str) -> tuple[str, ...]:
+    """Rule 2: the drafts `seat` asked for that still wait (only those not yet mentioned, unless `every`)."""
+    try:
+        names = sorted(entry.name for entry in hub.entries(drafts.FOLDER) if drafts.is_draft(entry.name))
+    except (OSError, LaneError):
+        return ()
+    place, found = f"hook:{seat}", []
+    mentioned = ledger.announced(place)
+    for name in names:
+        read = hub.read(drafts.FOLDER, name, 1 << 20)
+        if not isinstance(read, Contents):
+            continue
+        try:
+            envelope = parse(read.data, name=name)
+        except EnvelopeError:
+            continue
+        digest = hashlib.sha256(read.data).hexdigest()
+        if drafts.requester(envelope.body) != seat or (not every and (name, digest) in mentioned):
+            continue
+        found.append(f"{drafts.FOLDER}/{name} (action {envelope.action or '?'})")
+        ledger.announce(place, name, digest, now=now)
+    return tuple(found)
