@@ -108,7 +108,7 @@ def test_a_pack_killed_after_each_write_leaves_a_bootable_tree_and_the_next_pack
 ) -> None:
     """Killed after write `cut` of 9: GENERATION is 1 (interrupted v2 reported) or 2 (complete)."""
     lease = keeper.lease()
-    env = dict(keeper.hub.env, SLOPD_TEST_KILL_AFTER_WRITES=str(cut))
+    env = dict(keeper.hub.env, SLOPD_FAULTS=f"baton.written={cut}")
     killed = keeper.run(*keeper.pack_args(lease, letter(2)), env=env)
     assert killed.returncode == -signal.SIGKILL
     code, plan, warned = keeper.boot()

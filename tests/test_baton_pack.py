@@ -67,7 +67,7 @@ class Vessel:
         files = ("--letter", str(self.tmp / "letter.md"), "--state-file", str(self.tmp / "state.json"))
         killed = subprocess.run(
             [*SLOPD, "baton", "pack", *where, *files],
-            env=dict(self.hub.env, SLOPD_TEST_KILL_AFTER_WRITES=str(writes)),
+            env=dict(self.hub.env, SLOPD_FAULTS=f"baton.written={writes}"),
             capture_output=True,
             timeout=60,
             check=False,

@@ -11,11 +11,8 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import signal
 import sys
 import time
-from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -30,7 +27,7 @@ from slopd.baton.tree import BatonError, Tree
 from slopd.core.errors import UsageError
 from slopd.core.ids import stamp_seconds, timestamp
 from slopd.ops import running
-from slopd.shell import fs
+from slopd.shell import faults, fs
 from slopd.shell.lanes import Hub, require_hub
 
 MAX_LETTER_BYTES = 1 << 20
@@ -150,7 +147,7 @@ def pack(args: argparse.Namespace) -> int:
             store,
             request,
             now=now,
-            after_write=_crash_point(),
+            after_write=lambda _path: faults.passed("baton.written"),
             summarize=summarize,
             watcher=config.watcher,
         )
@@ -221,23 +218,6 @@ def registry(args: argparse.Namespace) -> int:
         generation = found["generation"] if found["generation"] is not None else found.get("error")
         print(f"{found['vessel']}: generation {generation}; {leased}; {last}; {scored}")
     return 0
-
-
-CRASH_AFTER = "SLOPD_TEST_KILL_AFTER_WRITES"
-
-
-def _crash_point() -> Callable[[str], None]:
-    """The crash tests' seam: with SLOPD_TEST_KILL_AFTER_WRITES=K, the pack SIGKILLs itself right
-    after its K-th file write, like a power cut between two steps (tests/test_baton_crash.py)."""
-    limit = int(os.environ.get(CRASH_AFTER, "0") or 0)
-    written = [0]
-
-    def after(_path: str) -> None:
-        written[0] += 1
-        if written[0] == limit:
-            os.kill(os.getpid(), signal.SIGKILL)
-
-    return after
 
 
 def metrics(args: argparse.Namespace) -> int:

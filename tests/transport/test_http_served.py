@@ -209,7 +209,7 @@ def test_a_kill_between_the_file_and_the_202_then_the_clients_retries_leave_one_
     tokens = with_tokens(hub)
     port = free_port()
     address = f"127.0.0.1:{port}"
-    killing = dataclasses.replace(hub, env={**hub.env, "SLOPD_TEST_HTTP_KILL_AFTER_DROP": "1"})
+    killing = dataclasses.replace(hub, env={**hub.env, "SLOPD_FAULTS": "http.dropped"})
     env = {**hub.env, "SLOPD_TOKEN": tokens["alice"]}
     with RunningDaemon(killing, "--http", address) as first:
         first.until(lambda: hub.events("http.listening"))
