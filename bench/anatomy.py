@@ -42,9 +42,9 @@ from typing import Any
 import slopd
 
 ROOT = Path(slopd.__file__).resolve().parent
-SQL = re.compile(
+SQL = re.compile(  # tests/shell/test_ledger_owner.py's
     r"\s*(SELECT\s.+\sFROM\s|INSERT\s+INTO\s|UPDATE\s+\w+\s+SET\s|DELETE\s+FROM\s|CREATE\s+(TABLE|INDEX)|"
-    r"ALTER\s+TABLE\s|PRAGMA\s|BEGIN\s+IMMEDIATE|COMMIT\b|ROLLBACK\b)",
+    r"ALTER\s+TABLE\s|PRAGMA\s|BEGIN(\s+IMMEDIATE)?\s*$|COMMIT\s*$|ROLLBACK\s*$)",
     re.DOTALL,
 )
 # The functions that carry a plan out, before and after issue 28 (whichever the tree has).

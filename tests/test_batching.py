@@ -25,7 +25,7 @@ from slopd.shell import log
 from slopd.shell.archive import Archive, Move
 from slopd.shell.lanes import Hub
 from slopd.shell.ledger import Ledger
-from slopd.shell.writes import BatchLost, Writes
+from slopd.shell.ledger.writes import BatchLost, Writes
 
 from .conftest import HubDir, envelope_text, toml_argv
 

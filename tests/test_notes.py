@@ -16,8 +16,8 @@ from slopd.core import notes
 from slopd.core.layout import LEDGER_FILE
 from slopd.core.notes import Note
 from slopd.daemon import notebook
-from slopd.shell import ledger as ledger_module
 from slopd.shell.ledger import Ledger
+from slopd.shell.ledger import sql as statements
 from tests.conftest import HubDir, envelope_text
 
 
@@ -73,10 +73,10 @@ def test_the_newest_notes_are_read_through_an_index_never_by_sorting_every_note(
         def plan(sql: str, parameters: tuple[int, ...]) -> str:
             return " ".join(row[3] for row in connection.execute("EXPLAIN QUERY PLAN " + sql, parameters))
 
-        newest = plan(ledger_module._NOTES[False], (50, 0))
+        newest = plan(statements.NOTES[False], (50, 0))
         assert "USE TEMP B-TREE" not in newest
         assert "USING INDEX notes_by_time" in newest
-        assert "USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)" in plan(ledger_module._PAGE, (101, 200))
+        assert "USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)" in plan(statements.NOTES_PAGE, (101, 200))
 
 
 def snapshot(folder: Path) -> dict[str, tuple[bytes, int, int]]:

@@ -1,4 +1,4 @@
-"""`shell.writelock`: one write lock per SQLite file, whatever path names it."""
+"""`shell.ledger.writelock`: one write lock per SQLite file, whatever path names it."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import os
 import threading
 from pathlib import Path
 
-from slopd.shell.writelock import write_lock
+from slopd.shell.ledger.writelock import write_lock
 
 
 def test_one_file_has_one_write_lock_however_it_is_named(tmp_path: Path) -> None:

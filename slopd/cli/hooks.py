@@ -41,7 +41,7 @@ from slopd.shell.lanes import Hub, LaneError, require_hub
 
 if TYPE_CHECKING:
     from slopd.shell.ledger import Ledger
-    from slopd.shell.receipts import FeedReply
+    from slopd.shell.ledger.receipts import FeedReply
     from slopd.transport.wakeups import Wakeups
 
 WINDOW = timedelta(hours=1)
@@ -84,9 +84,9 @@ def _settings(args: argparse.Namespace) -> int:
 
 
 def _answer(args: argparse.Namespace, given: hooks.HookInput) -> dict[str, object]:
-    from slopd.shell.cursors import Cursors  # noqa: PLC0415  # SQLite: only once the input is good
     from slopd.shell.ledger import Ledger  # noqa: PLC0415
-    from slopd.shell.receipts import Receipts  # noqa: PLC0415
+    from slopd.shell.ledger.cursors import Cursors  # noqa: PLC0415  # SQLite: only once the input is good
+    from slopd.shell.ledger.receipts import Receipts  # noqa: PLC0415
     from slopd.shell.waker import Waker  # noqa: PLC0415
     from slopd.transport.wakeups import Wakeups  # noqa: PLC0415
 

@@ -60,9 +60,9 @@ def _from_hub(args: argparse.Namespace, timeout: float) -> dict[str, Any] | None
     seat = args.seat or os.environ.get("SLOPD_SEAT", "")
     if PARTY_PATTERN.fullmatch(seat) is None:
         raise UsageError(f"--seat {seat!r}: give the seat whose replies to wait for (a valid `from`)")
-    from slopd.shell.cursors import Cursors  # noqa: PLC0415  # SQLite and watchdog: only here
     from slopd.shell.ledger import Ledger  # noqa: PLC0415
-    from slopd.shell.receipts import Receipts  # noqa: PLC0415
+    from slopd.shell.ledger.cursors import Cursors  # noqa: PLC0415  # SQLite and watchdog: only here
+    from slopd.shell.ledger.receipts import Receipts  # noqa: PLC0415
     from slopd.shell.waker import Waker  # noqa: PLC0415
     from slopd.transport.problems import Problem  # noqa: PLC0415
     from slopd.transport.server import views  # noqa: PLC0415

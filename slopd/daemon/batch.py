@@ -20,7 +20,6 @@ Rules:
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -31,9 +30,9 @@ from slopd.shell import fs
 from slopd.shell.archive import Archive, Move
 from slopd.shell.bell import Bell
 from slopd.shell.lanes import Hub
-from slopd.shell.ledger import Ledger
+from slopd.shell.ledger import Ledger, LedgerError
+from slopd.shell.ledger.writes import Writes
 from slopd.shell.log import Logger
-from slopd.shell.writes import Writes
 
 Where = tuple[str, str]
 
@@ -109,7 +108,7 @@ class GroupCommit:
             for staged in batch.staged:
                 staged.discard()
             batch.ledger.rollback()
-            if not isinstance(error, OSError | sqlite3.Error):
+            if not isinstance(error, OSError | LedgerError):
                 raise
             undone = [where for where, _kind in batch.inputs]
             self.log.error("batch.failed", reason=str(error), inputs=len(undone), action="retried")

@@ -2,7 +2,7 @@
 of the envelopes it sent — shared by `slop_wait`, `slopd wait` and the agent hooks.
 
 Rules:
-1. "New" is relative to the seat's wake cursor (`shell.cursors`, in the daemon's state dir): a
+1. "New" is relative to the seat's wake cursor (`shell.ledger.cursors`, in the daemon's state dir): a
    reply to the seat with a greater seq. The cursor is made at the seat's tail the first time any
    wake-up asks ("after now"), and delivering a new reply moves it past that reply — so a reply
    is new once, whichever of `slop_wait`, `slopd wait` or a hook delivered it.
@@ -23,8 +23,8 @@ from datetime import datetime
 from slopd import submit
 from slopd.core.ids import timestamp
 from slopd.core.receipts import is_terminal
-from slopd.shell.cursors import Cursors
-from slopd.shell.receipts import FeedReply, Receipts
+from slopd.shell.ledger.cursors import Cursors
+from slopd.shell.ledger.receipts import FeedReply, Receipts
 from slopd.shell.waker import Waker
 from slopd.transport.problems import Problem
 from slopd.transport.server import views

@@ -7,7 +7,7 @@ import sqlite3
 from pathlib import Path
 
 from slopd.shell.ledger import Ledger
-from slopd.shell.receipts import Receipts
+from slopd.shell.ledger.receipts import Receipts
 
 OLD_REPLIES = """
 CREATE TABLE inputs (

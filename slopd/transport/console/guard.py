@@ -29,7 +29,7 @@ from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Re
 from slopd.app import App
 from slopd.baton.store import Store
 from slopd.core.layout import LEDGER_FILE
-from slopd.shell.history import History
+from slopd.shell.ledger.history import History
 from slopd.shell.log import Logger
 from slopd.transport.console.ceremonies import Ceremonies
 from slopd.transport.console.sessions import Session, Sessions

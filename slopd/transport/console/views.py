@@ -2,7 +2,7 @@
 modules the CLI uses (`ops.status`, `ops.doctor`, `ops.homes`, `handoff.digest`, `baton.registry`).
 
 Rules:
-1. Views only read: the hub, the ledger (`shell.history`, read-only) and the state dir.
+1. Views only read: the hub, the ledger (`shell.ledger.history`, read-only) and the state dir.
 2. A context is plain data (str, numbers, lists, dicts): templates hold no logic beyond loops and
    conditionals, and every context is also served as JSON (`?format=json`).
 3. Lists are bounded (`LISTED`); what is cut is counted.
@@ -28,8 +28,8 @@ from slopd.handoff.board import FOLDER as STANDUPS
 from slopd.ops import doctor, homes, running, status
 from slopd.shell.config import Config
 from slopd.shell.fs import Contents
-from slopd.shell.history import History
 from slopd.shell.lanes import Hub, LaneError
+from slopd.shell.ledger.history import History
 from slopd.transport.console import approvals, chart
 
 LISTED = 200

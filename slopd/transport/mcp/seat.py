@@ -39,11 +39,11 @@ from slopd.core.replies import ReplyClass
 from slopd.ops import running
 from slopd.shell import lock
 from slopd.shell.config import Config
-from slopd.shell.cursors import Cursors
 from slopd.shell.fs import Contents
 from slopd.shell.lanes import Hub
 from slopd.shell.ledger import Ledger
-from slopd.shell.receipts import Receipts
+from slopd.shell.ledger.cursors import Cursors
+from slopd.shell.ledger.receipts import Receipts
 from slopd.shell.waker import Waker
 from slopd.transport.mcp import approval
 from slopd.transport.problems import Problem

@@ -35,8 +35,8 @@ from slopd.baton.store import Store
 from slopd.core.ids import timestamp
 from slopd.core.receipts import is_terminal
 from slopd.shell.lanes import Hub
+from slopd.shell.ledger.receipts import Receipts
 from slopd.shell.log import Logger
-from slopd.shell.receipts import Receipts
 from slopd.shell.version import version
 from slopd.transport.problems import Problem
 from slopd.transport.ratelimit import Limiter

@@ -32,7 +32,7 @@ from slopd.core.receipts import WRITTEN, Receipt
 from slopd.shell import faults
 from slopd.shell.fs import Contents
 from slopd.shell.lanes import Hub
-from slopd.shell.receipts import Receipts
+from slopd.shell.ledger.receipts import Receipts
 from slopd.transport.problems import Problem
 
 

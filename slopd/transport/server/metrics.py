@@ -20,7 +20,7 @@ from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
 from slopd.shell.lanes import Hub
-from slopd.shell.receipts import Receipts
+from slopd.shell.ledger.receipts import Receipts
 
 MEDIA_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 _BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)

@@ -29,8 +29,8 @@ from slopd.baton.store import Store
 from slopd.core.errors import UsageError
 from slopd.core.layout import LEDGER_FILE
 from slopd.shell.config import Http
+from slopd.shell.ledger.receipts import Receipts
 from slopd.shell.log import Logger
-from slopd.shell.receipts import Receipts
 from slopd.transport.ratelimit import Limiter
 from slopd.transport.server.app import Service, build
 from slopd.transport.server.auth import Seats

@@ -16,7 +16,7 @@ from slopd.core.envelope import ID_PATTERN
 from slopd.core.receipts import Cursor, Receipt, check_cursor, public_state
 from slopd.shell.fs import Contents
 from slopd.shell.lanes import Hub
-from slopd.shell.receipts import FeedReply, Receipts
+from slopd.shell.ledger.receipts import FeedReply, Receipts
 from slopd.transport.problems import Problem
 
 _REPLY_BYTES = 1 << 20

@@ -8,24 +8,23 @@ Rules:
    cursor (`after`) is the client's business, not this.
 2. A hook session (a host's `session_id`) is recorded when first seen, with when it started and
    how many times its Stop hook asked the agent to go on; the count only grows.
-3. Writes take the file's write lock (`shell.writelock`), as every writer of the ledger does;
-   the schema is the ledger's (`shell.ledger`), made before this opens. One connection, guarded
+3. Writes take the file's write lock (`shell.ledger.writelock`), as every writer of the ledger does;
+   the schema and statements are the ledger's (`sql`), made before this opens. One connection, guarded
    by a lock: MCP tools call in from worker threads.
 """
 
 from __future__ import annotations
 
-import sqlite3
 import threading
 from pathlib import Path
 
-from slopd.shell.writelock import write_lock
+from slopd.shell.ledger import sql
+from slopd.shell.ledger.writelock import write_lock
 
 
 class Cursors:
     def __init__(self, path: Path) -> None:
-        self._db = sqlite3.connect(path, timeout=30.0, isolation_level=None, check_same_thread=False)
-        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db = sql.connect(path, timeout=30.0, full=True)
         self._lock = threading.Lock()
         self._write_lock = write_lock(path)
 
@@ -36,42 +35,27 @@ class Cursors:
     def cursor(self, seat: str, now: str) -> int:
         """Rule 1 (a read when the cursor exists: no write lock to wait for)."""
         with self._lock:
-            found = self._db.execute("SELECT seq FROM cursors WHERE seat = ?", (seat,)).fetchone()
+            found = self._db.execute(sql.CURSOR, (seat,)).fetchone()
         if found is not None:
             return int(found[0])
         with self._lock, self._write_lock:
-            self._db.execute(
-                "INSERT INTO cursors (seat, seq, updated_at)"
-                " SELECT ?, coalesce(max(rowid), 0), ? FROM replies WHERE recipient = ?"
-                " ON CONFLICT DO NOTHING",
-                (seat, now, seat),
-            )
-            found = self._db.execute("SELECT seq FROM cursors WHERE seat = ?", (seat,)).fetchone()
+            self._db.execute(sql.MAKE_CURSOR, (seat, now, seat))
+            found = self._db.execute(sql.CURSOR, (seat,)).fetchone()
         return int(found[0])
 
     def advance(self, seat: str, seq: int, now: str) -> None:
         """Rule 1: past `seq`, never back."""
         with self._lock, self._write_lock:
-            self._db.execute(
-                "UPDATE cursors SET seq = max(seq, ?), updated_at = ? WHERE seat = ?", (seq, now, seat)
-            )
+            self._db.execute(sql.ADVANCE_CURSOR, (seq, now, seat))
 
     def session(self, seat: str, session: str, now: str) -> tuple[str, int]:
         """Rule 2: when `session` started (first seen) and its Stop blocks so far."""
         with self._lock, self._write_lock:
-            self._db.execute(
-                "INSERT INTO hook_sessions (seat, session, started_at, blocks) VALUES (?, ?, ?, 0)"
-                " ON CONFLICT DO NOTHING",
-                (seat, session, now),
-            )
-            found = self._db.execute(
-                "SELECT started_at, blocks FROM hook_sessions WHERE seat = ? AND session = ?", (seat, session)
-            ).fetchone()
+            self._db.execute(sql.OPEN_SESSION, (seat, session, now))
+            found = self._db.execute(sql.SESSION, (seat, session)).fetchone()
         return str(found[0]), int(found[1])
 
     def blocked(self, seat: str, session: str) -> None:
         """Rule 2: one more Stop block."""
         with self._lock, self._write_lock:
-            self._db.execute(
-                "UPDATE hook_sessions SET blocks = blocks + 1 WHERE seat = ? AND session = ?", (seat, session)
-            )
+            self._db.execute(sql.BLOCKED, (seat, session))

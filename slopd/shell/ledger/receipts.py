@@ -2,7 +2,7 @@
 
 Rules:
 1. Connections of its own to the ledger's file, one per thread that uses it (WAL: they read
-   while the daemon writes). Its writes take the file's write lock (`shell.writelock`), as the
+   while the daemon writes). Its writes take the file's write lock (`shell.ledger.writelock`), as the
    ledger's do, so writers queue on a lock that hands over at once, not in SQLite's sleeping
    busy handler; reads take nothing.
 2. `claim` inserts a receipt `writing` or finds the one there, in one `BEGIN IMMEDIATE`
@@ -13,24 +13,19 @@ Rules:
    before the 202, and makes the claim durable with it); `forget` removes a receipt still
    `writing` whose file was never written, so a resend is accepted again.
 4. Reading the feed never changes it; an ack is its own row (`acks`), per seat.
-5. The schema is the ledger's (`shell.ledger`), which creates it before this opens.
+5. The schema and every statement are the ledger's (`sql`), which `Ledger` creates before this opens.
 """
 
 from __future__ import annotations
 
-import sqlite3
 import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from slopd.core.receipts import WRITING, WRITTEN, Receipt
-from slopd.shell.writelock import write_lock
-
-_REPLY = (
-    "SELECT r.rowid AS seq, r.id, r.in_reply_to, r.type, r.class, r.path, r.written_at,"
-    " a.acked_at FROM replies AS r LEFT JOIN acks AS a ON a.seat = r.recipient AND a.reply = r.id"
-)
+from slopd.shell.ledger import sql
+from slopd.shell.ledger.writelock import write_lock
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,19 +55,16 @@ class Receipts:
     def __init__(self, path: Path) -> None:
         self.path = path
         self._local = threading.local()
-        self._opened: list[sqlite3.Connection] = []
+        self._opened: list[sql.Connection] = []
         self._lock = threading.Lock()  # guards `_opened` only
         self._write_lock = write_lock(path)
 
     @property
-    def _db(self) -> sqlite3.Connection:
+    def _db(self) -> sql.Connection:
         """Rule 1: this thread's connection."""
-        db: sqlite3.Connection | None = getattr(self._local, "db", None)
+        db: sql.Connection | None = getattr(self._local, "db", None)
         if db is None:
-            db = sqlite3.connect(self.path, timeout=30.0, isolation_level=None, check_same_thread=False)
-            db.row_factory = sqlite3.Row
-            db.execute("PRAGMA journal_mode=WAL")
-            db.execute("PRAGMA synchronous=NORMAL")
+            db = sql.connect(self.path, timeout=30.0)
             self._local.db = db
             with self._lock:
                 self._opened.append(db)
@@ -85,12 +77,12 @@ class Receipts:
             db.close()
         self._local = threading.local()
 
-    def _one(self, sql: str, parameters: tuple[Any, ...]) -> sqlite3.Row | None:
-        found: sqlite3.Row | None = self._db.execute(sql, parameters).fetchone()
+    def _one(self, statement: str, parameters: tuple[Any, ...]) -> sql.Row | None:
+        found: sql.Row | None = self._db.execute(statement, parameters).fetchone()
         return found
 
-    def _all(self, sql: str, parameters: tuple[Any, ...]) -> list[sqlite3.Row]:
-        return list(self._db.execute(sql, parameters))
+    def _all(self, statement: str, parameters: tuple[Any, ...]) -> list[sql.Row]:
+        return list(self._db.execute(statement, parameters))
 
     # -- receipts --------------------------------------------------------------------------
 
@@ -109,103 +101,83 @@ class Receipts:
         """Rule 2: the receipt of `key`, and whether this call made it."""
         db = self._db
         with self._write_lock:
-            db.execute("BEGIN IMMEDIATE")
+            db.execute(sql.BEGIN)
             try:
-                cursor = db.execute(
-                    "INSERT INTO receipts (key, id, seat, type, file, sha256, received_at, state)"
-                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (key) DO NOTHING",
-                    (key, id, seat, type, file, sha256, now, state),
-                )
-                found = db.execute("SELECT * FROM receipts WHERE key = ?", (key,)).fetchone()
-                db.execute("COMMIT")
+                cursor = db.execute(sql.CLAIM, (key, id, seat, type, file, sha256, now, state))
+                found = db.execute(sql.RECEIPT, (key,)).fetchone()
+                db.execute(sql.COMMIT)
             except BaseException:
                 if db.in_transaction:
-                    db.execute("ROLLBACK")
+                    db.execute(sql.ROLLBACK)
                 raise
         return Receipt(**dict(found)), cursor.rowcount == 1
 
     def written(self, key: str) -> None:
         """Rule 3: durable before it returns."""
         db = self._db
-        with self._write_lock:
-            db.execute("PRAGMA synchronous=FULL")
-            try:
-                db.execute("UPDATE receipts SET state = ? WHERE key = ?", (WRITTEN, key))
-            finally:
-                db.execute("PRAGMA synchronous=NORMAL")
+        with self._write_lock, sql.durable(db):
+            db.execute(sql.RECEIPT_STATE, (WRITTEN, key))
 
     def forget(self, key: str) -> None:
         with self._write_lock:
-            self._db.execute("DELETE FROM receipts WHERE key = ? AND state = ?", (key, WRITING))
+            self._db.execute(sql.FORGET_RECEIPT, (key, WRITING))
 
     def get(self, key: str) -> Receipt | None:
-        found = self._one("SELECT * FROM receipts WHERE key = ?", (key,))
+        found = self._one(sql.RECEIPT, (key,))
         return Receipt(**dict(found)) if found else None
 
     def unfinished(self) -> list[Receipt]:
-        return [
-            Receipt(**dict(row)) for row in self._all("SELECT * FROM receipts WHERE state = ?", (WRITING,))
-        ]
+        return [Receipt(**dict(row)) for row in self._all(sql.RECEIPTS_IN, (WRITING,))]
 
     # -- the ledger's rows -----------------------------------------------------------------
 
     def input(self, key: str) -> Input | None:
-        found = self._one(
-            "SELECT status, sha256, sender, type, received_at FROM inputs WHERE key = ?", (key,)
-        )
+        found = self._one(sql.INPUT_STATE, (key,))
         return Input(**dict(found)) if found else None
 
     def archive_of(self, key: str) -> str | None:
         """Where the ledger archived the input `key` (None: not yet, or never seen)."""
-        found = self._one("SELECT archive FROM inputs WHERE key = ?", (key,))
+        found = self._one(sql.ARCHIVE_OF, (key,))
         return found[0] if found is not None else None
 
     def seen_as_duplicate(self, id: str, sha256: str) -> bool:
-        found = self._one("SELECT 1 FROM duplicates WHERE lower(id) = ? AND sha256 = ?", (id.lower(), sha256))
+        found = self._one(sql.SEEN_AS_DUPLICATE, (id.lower(), sha256))
         return found is not None
 
     # -- the reply feed --------------------------------------------------------------------
 
     def replies_to(self, key: str, seat: str) -> list[FeedReply]:
-        rows = self._all(
-            f"{_REPLY} WHERE r.recipient = ? AND lower(r.in_reply_to) = ? ORDER BY r.rowid", (seat, key)
-        )
+        rows = self._all(sql.FEED_ANSWERING, (seat, key))
         return [_reply(row) for row in rows]
 
     def feed(self, seat: str, after: int, limit: int) -> list[FeedReply]:
-        rows = self._all(
-            f"{_REPLY} WHERE r.recipient = ? AND r.rowid > ? ORDER BY r.rowid LIMIT ?", (seat, after, limit)
-        )
+        rows = self._all(sql.FEED_AFTER, (seat, after, limit))
         return [_reply(row) for row in rows]
 
     def recent(self, seat: str, limit: int) -> list[FeedReply]:
         """The newest `limit` replies to `seat`, oldest first."""
-        rows = self._all(f"{_REPLY} WHERE r.recipient = ? ORDER BY r.rowid DESC LIMIT ?", (seat, limit))
+        rows = self._all(sql.FEED_NEWEST, (seat, limit))
         return [_reply(row) for row in reversed(rows)]
 
     def reply(self, id: str, seat: str) -> FeedReply | None:
-        found = self._one(f"{_REPLY} WHERE r.id = ? AND r.recipient = ?", (id.lower(), seat))
+        found = self._one(sql.FEED_REPLY, (id.lower(), seat))
         return _reply(found) if found else None
 
     def bounds(self) -> tuple[int, int]:
         """The first and last seq kept (0, 0 when there are no replies)."""
-        found = self._one("SELECT coalesce(min(rowid), 0), coalesce(max(rowid), 0) FROM replies", ())
+        found = self._one(sql.FEED_BOUNDS, ())
         assert found is not None
         return int(found[0]), int(found[1])
 
     def last_seq(self, seat: str) -> int:
         """The seq of the last reply to `seat` (0: none yet)."""
-        found = self._one("SELECT coalesce(max(rowid), 0) FROM replies WHERE recipient = ?", (seat,))
+        found = self._one(sql.LAST_SEQ, (seat,))
         assert found is not None
         return int(found[0])
 
     def pending(self, seat: str) -> int:
         """Replies to `seat` it has not acked."""
-        found = self._one(
-            "SELECT count(*) FROM replies WHERE recipient = ?"
-            " AND id NOT IN (SELECT reply FROM acks WHERE seat = ?)",
-            (seat, seat),
-        )
+        found = self._one(sql.PENDING, (seat, seat))
         assert found is not None
         return int(found[0])
 
@@ -216,22 +188,13 @@ class Receipts:
         if found is None:
             return False
         with self._write_lock:
-            self._db.execute(
-                "INSERT INTO acks (seat, reply, acked_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
-                (seat, found.id, now),
-            )
+            self._db.execute(sql.ACK, (seat, found.id, now))
         return True
 
     def sent_by(self, seat: str, since: str) -> list[tuple[str, str]]:
         """(id, type) of the envelopes `seat` sent from `since` on — by receipt (HTTP, MCP) or by
         the ledger's `from` (a file) — oldest first, each once."""
-        rows = self._all(
-            "SELECT id, type, received_at FROM receipts WHERE seat = ? AND received_at >= ?"
-            " UNION SELECT id, type, received_at FROM inputs"
-            " WHERE sender = ? AND received_at >= ? AND id IS NOT NULL AND type IS NOT NULL"
-            " ORDER BY received_at",
-            (seat, since, seat, since),
-        )
+        rows = self._all(sql.SENT_BY, (seat, since, seat, since))
         found: dict[str, tuple[str, str]] = {}
         for row in rows:
             found.setdefault(str(row[0]).lower(), (str(row[0]), str(row[1])))
@@ -241,31 +204,27 @@ class Receipts:
 
     def replies_since(self, seq: int) -> list[tuple[str, int]]:
         """(lower-case in_reply_to, seq) of every reply after `seq`."""
-        rows = self._all(
-            "SELECT lower(in_reply_to), rowid FROM replies WHERE rowid > ? ORDER BY rowid", (seq,)
-        )
+        rows = self._all(sql.REPLIES_SINCE, (seq,))
         return [(row[0] or "", int(row[1])) for row in rows]
 
     def input_counts(self) -> list[tuple[str, str, str, int]]:
-        rows = self._all("SELECT lane, coalesce(type, ''), status, count(*) FROM inputs GROUP BY 1, 2, 3", ())
+        rows = self._all(sql.INPUT_COUNTS, ())
         return [(row[0], row[1], row[2], int(row[3])) for row in rows]
 
     def reply_counts(self) -> list[tuple[str, int]]:
-        return [
-            (row[0], int(row[1])) for row in self._all("SELECT class, count(*) FROM replies GROUP BY 1", ())
-        ]
+        return [(row[0], int(row[1])) for row in self._all(sql.REPLY_COUNTS, ())]
 
     def execution_counts(self) -> list[tuple[str, int]]:
-        rows = self._all("SELECT status, count(*) FROM inputs WHERE target_kind IS NOT NULL GROUP BY 1", ())
+        rows = self._all(sql.EXECUTION_COUNTS, ())
         return [(row[0], int(row[1])) for row in rows]
 
     def unfinished_inputs(self) -> int:
-        found = self._one("SELECT count(*) FROM inputs WHERE status != 'done'", ())
+        found = self._one(sql.UNFINISHED_COUNT, ())
         assert found is not None
         return int(found[0])
 
 
-def _reply(row: sqlite3.Row) -> FeedReply:
+def _reply(row: sql.Row) -> FeedReply:
     return FeedReply(
         seq=int(row["seq"]),
         id=row["id"],

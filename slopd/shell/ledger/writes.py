@@ -2,7 +2,7 @@
 
 Rules:
 1. A unit's statements are held until its commit and run there, so SQLite's write lock (and the
-   file's `shell.writelock`) is taken for the commit alone, not across everything a batch does
+   file's `shell.ledger.writelock`) is taken for the commit alone, not across everything a batch does
    before it — its replies' fsyncs above all.
 2. Unless a read of the ledger's connection would see them first: `begin_for(key)` from a read
    of `key` the unit wrote, or `begin_for(None)` from any other read while statements are held,
@@ -21,7 +21,6 @@ Rules:
 
 from __future__ import annotations
 
-import sqlite3
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -31,6 +30,7 @@ from slopd.core.lifecycle import Status
 from slopd.core.notes import Note
 from slopd.core.outcome import Outcome
 from slopd.core.targets import Target
+from slopd.shell.ledger import sql
 
 
 def storable(text: str | None) -> str | None:
@@ -40,26 +40,26 @@ def storable(text: str | None) -> str | None:
     return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
-class BatchLost(sqlite3.OperationalError):
+class BatchLost(sql.OperationalError):
     """SQLite rolled a unit's transaction back on its own (disk full, I/O error)."""
 
 
 class Writes:
     """One transaction of ledger writes (rules 1-4)."""
 
-    def __init__(self, db: sqlite3.Connection, held: threading.RLock, closed: Callable[[], None]) -> None:
+    def __init__(self, db: sql.Connection, held: threading.RLock, closed: Callable[[], None]) -> None:
         self._db, self._write_lock, self._closed = db, held, closed
         self._begun = False
         self._held: list[tuple[str, tuple[Any, ...]]] = []
         self._keys: set[str] = set()
         self._failed: BaseException | None = None
 
-    def _execute(self, sql: str, parameters: tuple[Any, ...], *, key: str | None = None) -> None:
+    def _execute(self, statement: str, parameters: tuple[Any, ...], *, key: str | None = None) -> None:
         """Run or hold one statement; `key`: the input whose row it changes (rule 2's `get`)."""
         if self._begun:
-            self._db.execute(sql, parameters)
+            self._db.execute(statement, parameters)
         else:
-            self._held.append((sql, parameters))
+            self._held.append((statement, parameters))
             if key is not None:
                 self._keys.add(key)
 
@@ -71,7 +71,7 @@ class Writes:
     def _begin(self) -> None:
         self._write_lock.acquire()
         try:
-            self._db.execute("BEGIN IMMEDIATE")
+            self._db.execute(sql.BEGIN)
         except BaseException:
             self._write_lock.release()
             raise
@@ -79,8 +79,8 @@ class Writes:
         held, self._held = self._held, []
         self._keys.clear()
         try:
-            for sql, parameters in held:
-                self._db.execute(sql, parameters)
+            for statement, parameters in held:
+                self._db.execute(statement, parameters)
         except BaseException as error:
             self._failed = error
             raise
@@ -95,7 +95,7 @@ class Writes:
         self._closed()
         try:
             if self._db.in_transaction:
-                self._db.execute("COMMIT")
+                self._db.execute(sql.COMMIT)
             elif begun:
                 raise BatchLost("the ledger transaction was rolled back by SQLite")
         finally:
@@ -110,7 +110,7 @@ class Writes:
         self._closed()
         try:
             if self._db.in_transaction:
-                self._db.execute("ROLLBACK")
+                self._db.execute(sql.ROLLBACK)
         finally:
             if begun:
                 self._write_lock.release()
@@ -132,9 +132,7 @@ class Writes:
     ) -> None:
         """Record a first sighting (a key already known is left as it is: rule 1)."""
         self._execute(
-            "INSERT INTO inputs (key, id, lane, file, sha256, type, sender, mode, decision, target_kind,"
-            " target_name, status, received_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-            " ON CONFLICT (key) DO NOTHING",
+            sql.RECORD,
             (
                 key,
                 id,
@@ -166,8 +164,7 @@ class Writes:
         if status is Status.EXECUTING:
             raise RuntimeError("`executing` must be committed on its own, outside a batch")
         self._execute(
-            "UPDATE inputs SET status = ?, updated_at = ?,"
-            " outcome = COALESCE(?, outcome), archive = COALESCE(?, archive) WHERE key = ?",
+            sql.ADVANCE,
             (status, now, outcomes.encode(outcome) if outcome else None, storable(archive), key),
             key=key,
         )
@@ -184,29 +181,13 @@ class Writes:
         now: str,
         recipient: str | None = None,
     ) -> None:
-        self._execute(
-            "UPDATE inputs SET replies = trim(replies || ' ' || ?), updated_at = ?"
-            " WHERE key = ? AND (' ' || replies || ' ') NOT LIKE ('% ' || ? || ' %')",
-            (reply_id, now, key, reply_id),
-            key=key,
-        )
-        self._execute(
-            "INSERT INTO replies (id, in_reply_to, type, class, path, written_at, recipient)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET written_at = excluded.written_at",
-            (reply_id, in_reply_to, type, reply_class, path, now, recipient),
-        )
+        self._execute(sql.NOTE_REPLY, (reply_id, now, key, reply_id), key=key)
+        self._execute(sql.ADD_REPLY, (reply_id, in_reply_to, type, reply_class, path, now, recipient))
 
     def add_duplicate(
         self, *, id: str, lane: str, file: str, sha256: str, archive: str | None, now: str
     ) -> None:
-        self._execute(
-            "INSERT INTO duplicates (id, lane, file, sha256, archive, seen_at) VALUES (?, ?, ?, ?, ?, ?)",
-            (id, lane, storable(file), sha256, storable(archive), now),
-        )
+        self._execute(sql.ADD_DUPLICATE, (id, lane, storable(file), sha256, storable(archive), now))
 
     def add_note(self, note: Note, *, now: str) -> None:
-        self._execute(
-            "INSERT INTO notes (id, sender, created_at, title, body, indexed_at)"
-            " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING",
-            (note.id, note.sender, note.created_at, note.title, note.body, now),
-        )
+        self._execute(sql.ADD_NOTE, (note.id, note.sender, note.created_at, note.title, note.body, now))
