@@ -26,11 +26,10 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from slopd.core.errors import UsageError
-from slopd.core.intake import Intake
 from slopd.core.layout import BELL_FILE, LEDGER_FILE, LOG_FILE
 from slopd.core.orders import Trust
 from slopd.daemon.batch import GroupCommit
-from slopd.daemon.gate import Gate, Trusted, trusted
+from slopd.daemon.gate import Trusted, trusted
 from slopd.daemon.loop import Daemon, warn_skipped
 from slopd.daemon.notices import Notices
 from slopd.daemon.parts import Clock, Parts
@@ -43,8 +42,6 @@ from slopd.shell.lanes import Hub, require_hub
 from slopd.shell.ledger import Ledger
 from slopd.shell.notifier import Notifier, Sink
 from slopd.shell.reloading import Reloading
-
-WRITER_TIMEOUT = 30.0  # seconds an open writer is waited for before it is presumed gone
 
 
 def load_config(hub: Path, path: Path | None) -> Config:
@@ -128,16 +125,14 @@ class App:
             config=config,
             log=logger,
             clock=Clock(self.clock),
-            intake=Intake(settle=config.settle, writer_timeout=WRITER_TIMEOUT, track_writers=False),
-            gate=Gate(hub, self.trusted, config.auth.sig_grace, self.clock),
             notifier=notifier,
             commits=GroupCommit(hub, archive, self.ledger, logger, self.bell),
             runner=self.runner,
             state_dir=self.state,
-            watched=self.watched,
+            watched=tuple(self.watched),  # the HTTP server, made first, has added its tokens file
             sinks_for=lambda new: self.sinks_for(new, notifier),
         )
-        daemon = Daemon(parts, reload=self.reload_config, notices=self.notices)
+        daemon = Daemon(parts, trusted=self.trusted, reload=self.reload_config, notices=self.notices)
         self.arrived = daemon.arrivals.arrived  # in-process writers (HTTP) say a file is complete
         return daemon
 

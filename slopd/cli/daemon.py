@@ -109,7 +109,7 @@ def run(args: argparse.Namespace) -> int:
             # Notifications link to the console's pages (SPEC §16): where the human reaches it
             # (`[console] public_url`), else this server's own URL.
             url = http.start()
-            daemon.parts.notifier.link_base = hub.config.console.public_url or url
+            daemon.parts.notifier.link(hub.config.console.public_url or url)
         try:
             daemon.run(
                 stop=stop,

@@ -98,6 +98,14 @@ class Intake:
     def __len__(self) -> int:
         return len(self._candidates)
 
+    def reconfigure(self, *, settle: float) -> None:
+        """A reload's `settle`."""
+        self.settle = settle
+
+    def track(self, *, writers: bool) -> None:
+        """Whether events say when a writer closes a file (inotify's close-write): rule 3 then."""
+        self.track_writers = writers
+
     def has(self, where: Where) -> bool:
         return where in self._candidates
 

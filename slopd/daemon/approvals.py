@@ -32,10 +32,13 @@ PLACE = "drafts"
 
 
 class Approvals:
-    def __init__(self, parts: Parts, wake: Callable[[], None]) -> None:
-        self.parts, self.wake = parts, wake
+    def __init__(self, parts: Parts, home: Callable[[], bool], wake: Callable[[], None]) -> None:
+        self.parts, self.home, self.wake = parts, home, wake
         self.hinted = threading.Event()
         self._orders: set[tuple[str, str]] = set()
+
+    def reconfigure(self, parts: Parts) -> None:
+        self.parts = parts
 
     def watched(self) -> dict[str, Callable[[], None]]:
         """Rule 1: `outbox/drafts/` (made now if missing), for the arrivals' watcher to watch too."""
@@ -55,7 +58,7 @@ class Approvals:
         """Rules 1, 2 and 4: announce the drafts not yet announced."""
         self.hinted.clear()
         parts = self.parts
-        if not parts.policy.home:
+        if not self.home():
             return
         try:
             entries = [entry for entry in parts.hub.entries(drafts.FOLDER) if drafts.is_draft(entry.name)]

@@ -20,9 +20,11 @@ import queue
 import time
 from collections.abc import Callable
 
-from slopd.core.intake import Hint, Oldest
+from slopd.core.intake import Hint, Intake, Oldest
 from slopd.core.layout import INPUT_LANES
 from slopd.core.names import Kind, classify, order_of
+from slopd.daemon.batch import Where
+from slopd.daemon.gate import Gate
 from slopd.daemon.parts import Parts
 from slopd.shell.lanes import Entry, signature_of
 from slopd.shell.watcher import Notice, Watcher
@@ -32,8 +34,15 @@ REVIVE_PAUSE = 5.0  # seconds between two restarts of a watcher that will not st
 
 
 class Arrivals:
-    def __init__(self, parts: Parts, wake: Callable[[], None]) -> None:
-        self.parts, self.wake = parts, wake
+    def __init__(
+        self,
+        parts: Parts,
+        intake: Intake,
+        gate: Gate,
+        busy: Callable[[Where], bool],
+        wake: Callable[[], None],
+    ) -> None:
+        self.parts, self.intake, self.gate, self.busy, self.wake = parts, intake, gate, busy, wake
         self.notices: queue.SimpleQueue[Notice] = queue.SimpleQueue()
         self.watcher: Watcher | None = None
         self.backlog = False  # the last scan left inputs for the next one
@@ -58,7 +67,7 @@ class Arrivals:
         self._ensure_lanes()
         self.watcher = Watcher(self.parts.hub.root, (*INPUT_LANES, *extra), polling=polling, put=put)
         self.watcher.start()
-        self.parts.intake.track_writers = self.watcher.reports_close
+        self.intake.track(writers=self.watcher.reports_close)
         for error in self.watcher.errors:
             log.error("watcher.unavailable", reason=error, fallback="rescans only")
         log.info("watcher.started", polling=polling)
@@ -81,7 +90,7 @@ class Arrivals:
             return True
         assert self.watcher is not None
         self.parts.log.error("watcher.died", action="restarted; rescanning")
-        self.parts.last_error = "the watcher thread died (restarted)"
+        self.parts.health.failed("the watcher thread died (restarted)")
         self._ensure_lanes()
         self.watcher.restart()
         for error in self.watcher.errors:
@@ -106,7 +115,7 @@ class Arrivals:
 
     def take_hints(self, now: float) -> bool:
         """Feed the watcher's hints to the intake; True when a full rescan was asked for."""
-        parts, rescan = self.parts, False
+        parts, intake, rescan = self.parts, self.intake, False
         while True:
             try:
                 lane, name, hint = self.notices.get_nowait()
@@ -119,26 +128,24 @@ class Arrivals:
             kind = classify(name, lane=lane)
             if kind is Kind.SIDECAR:
                 self._signature_arrived(name, now)
-            if (lane, name) in parts.in_flight or kind not in (Kind.INPUT, Kind.BAD_NAME):
+            if self.busy((lane, name)) or kind not in (Kind.INPUT, Kind.BAD_NAME):
                 continue
             status = parts.hub.lstat(lane, name)
-            parts.intake.hinted(
-                (lane, name), hint, signature_of(status), now=now, wall=time.time(), kind=kind
-            )
+            intake.hinted((lane, name), hint, signature_of(status), now=now, wall=time.time(), kind=kind)
 
     def _signature_arrived(self, sidecar: str, now: float) -> None:
         """Rule 4: the order that waited for this signature is due now."""
-        order = self.parts.gate.arrived(sidecar)
+        order = self.gate.arrived(sidecar)
         if order is None:
             return
         status = self.parts.hub.lstat("authorized", order)
-        self.parts.intake.hinted(("authorized", order), Hint.ARRIVED, signature_of(status), now=now)
+        self.intake.hinted(("authorized", order), Hint.ARRIVED, signature_of(status), now=now)
 
     # -- scans -----------------------------------------------------------------------------
 
     def scan(self, now: float) -> None:
         """Rule 1."""
-        parts, intake = self.parts, self.parts.intake
+        parts, intake = self.parts, self.intake
         self.backlog = False
         if self._ensure_lanes() and self.watcher is not None:
             self.watcher.restart()  # watch the lanes just made
@@ -153,7 +160,7 @@ class Arrivals:
                     where = (lane, entry.name)
                     if intake.tracks(where):
                         seen.add(where)
-                    if where in parts.in_flight or intake.is_quiet(where, entry.signature):
+                    if self.busy(where) or intake.is_quiet(where, entry.signature):
                         continue
                     kind = classify(entry.name, lane=lane)
                     if kind in (Kind.INPUT, Kind.BAD_NAME):
@@ -169,7 +176,7 @@ class Arrivals:
                         parts.log.info("file.unrecognized", lane=lane, file=entry.name)
             except OSError as error:
                 parts.log.error("lane.unreadable", lane=lane, reason=str(error))
-                parts.last_error = f"{lane}/ unreadable"
+                parts.health.failed(f"{lane}/ unreadable")
         self.backlog = oldest.overflowed
         for where, (entry, kind) in oldest.sorted():
             intake.scanned(where, entry.signature, age=wall - entry.stat.st_mtime, now=now, kind=kind)
@@ -181,13 +188,13 @@ class Arrivals:
 
     def _scanned_signature(self, lane: str, entry: Entry, now: float) -> None:
         """Rule 4 for a signature a scan found."""
-        parts, where = self.parts, (lane, entry.name)
+        parts, intake, where = self.parts, self.intake, (lane, entry.name)
         self._signature_arrived(entry.name, now)
         order = order_of(entry.name)
         assert order is not None  # classified as a sidecar
         if parts.hub.exists(lane, order):
-            parts.intake.quiet(where, entry.signature)
-        elif not parts.intake.has(where):
+            intake.quiet(where, entry.signature)
+        elif not intake.has(where):
             order_archived = parts.ledger.archive_paths(lane, order)
-            until = now if order_archived else parts.gate.orphan_until(entry.name, now)
-            parts.intake.defer(where, entry.signature, until=until, kind=Kind.SIDECAR)
+            until = now if order_archived else self.gate.orphan_until(entry.name, now)
+            intake.defer(where, entry.signature, until=until, kind=Kind.SIDECAR)

@@ -45,6 +45,9 @@ class Effects:
     def __init__(self, parts: Parts, runs: Runs, standups: Standups, recoveries: Recoveries) -> None:
         self.parts, self.runs, self.standups, self.recoveries = parts, runs, standups, recoveries
 
+    def reconfigure(self, parts: Parts) -> None:
+        self.parts = parts
+
     def carry_out(self, batch: Batch, plan: plans.Plan) -> None:
         match plan:
             case plans.Refuse():

@@ -81,6 +81,10 @@ class Gate:
         self._first_seen: dict[Hashable, float] = {}
         self._waiting: dict[str, str] = {}  # sidecar -> the order waiting for it
 
+    def reconfigure(self, trusted: Trusted, grace: float) -> None:
+        """A reload: the allowed signers and the grace of the new config (holds are kept)."""
+        self.trusted, self.grace = trusted, grace
+
     @property
     def trust(self) -> orders.Trust | None:
         return self.trusted.value if self.trusted is not None else None

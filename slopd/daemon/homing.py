@@ -3,8 +3,9 @@
 Rules:
 1. At start and at each reload the home is decided again (config first, then the hub file);
    an absent hub file is claimed for this watcher, loudly; a change is logged.
-2. The decision is carried by `parts.policy.home`, which `core.routing.elsewhere` and the
-   pipeline read: a watcher that is not home leaves everything it does not answer untouched.
+2. The decision is carried by this module's `policy` (`home`, the seats others answer, whether
+   the hub is shared), which `core.routing.elsewhere` and the pipeline read: a watcher that is
+   not home leaves everything it does not answer untouched.
 3. Every `PRESENCE_EVERY` seconds this watcher's presence file is rewritten and the others'
    are read; two fresh watchers acting as home are an error: logged, kept as the last error
    (status, systemd) and notified to the human, once per pair of names.
@@ -27,6 +28,7 @@ from dataclasses import replace
 from slopd.core import home, notices
 from slopd.core.home import Home, Presence
 from slopd.core.ids import timestamp
+from slopd.core.routing import Policy
 from slopd.daemon.parts import Parts
 from slopd.shell import hubfile
 from slopd.shell.version import version
@@ -38,11 +40,22 @@ class Homing:
     def __init__(self, parts: Parts) -> None:
         self.parts = parts
         self.current: Home | None = None
+        self.policy: Policy = parts.config.policy()
         self.next_presence = 0.0
         self.handing_over = False
-        self.changed = False  # what this watcher answers changed: look at what it left again
+        self._changed = False  # what this watcher answers changed: look at what it left again
         self._rivals: tuple[str, ...] = ()
         self._unseen: str | None = None
+
+    def reconfigure(self, parts: Parts) -> None:
+        """A reload's snapshot; the home is decided again by `resolve`, which the loop calls next."""
+        self.parts = parts
+
+    def take_changed(self) -> bool:
+        """Whether what this watcher answers changed since the last call (inputs it left may be
+        its own now, or no longer)."""
+        changed, self._changed = self._changed, False
+        return changed
 
     def resolve(self, others: list[Presence] | None = None) -> Home:
         """Rule 1, then rule 2 (`others`: the presence files, when just read)."""
@@ -93,7 +106,7 @@ class Homing:
                 )
         self._say_unseen(home.unseen_home(config.home, hub_home, config.names, others))
         if self.current is not None and decided.home != self.current.home:
-            self.changed = True
+            self._changed = True
         self.current = decided
         self._apply(others)
         self.next_presence = 0.0
@@ -145,12 +158,12 @@ class Homing:
         config = parts.config
         own = home.specific_name(config.names)
         taken = home.taken(own, current.home, current.name, config.seats, others)
-        if taken != parts.policy.taken:
+        if taken != self.policy.taken:
             parts.log.info("hub.seats_elsewhere", seats=sorted(taken))
-            self.changed = True
+            self._changed = True
         host = socket.gethostname()
         shared = any((other.name, other.host) != (own, host) for other in others)
-        parts.policy = replace(config.policy(), home=current.home, taken=taken, shared=shared)
+        self.policy = replace(config.policy(), home=current.home, taken=taken, shared=shared)
 
     def tick(self, now: float) -> None:
         """Rule 3, when due (`next_presence`, monotonic); during a handover, rule 4 again."""
@@ -174,6 +187,6 @@ class Homing:
             names = ", ".join(rivals)
             text = f"two watchers act as home of {parts.hub.root}: {names}; set home = false on all but one"
             parts.log.error("hub.two_homes", watchers=list(rivals), reason=text)
-            parts.last_error = text
+            parts.health.failed(text)
             parts.notifier.notify(notices.alert(text), now, parts.log)
         self._rivals = rivals

@@ -6,8 +6,9 @@ Rules:
    never delays another.
 2. `before_start` runs on the main loop just before a job's thread starts (the at-most-once
    point: an execution's `executing` is committed there).
-3. A finished job is handed back to the main loop through one queue; only the main loop writes
-   replies and the ledger.
+3. A finished job is handed back to the main loop through one queue, with what it came to
+   (`Finished`: the job, its result and the time limit it ran under); only the main loop writes
+   replies and the ledger. A job is a frozen value: nothing writes into it once it is made.
 4. `cancel_all` asks every running job to stop; a cancelled run reports `cancelled`.
 """
 
@@ -33,16 +34,22 @@ class Work(StrEnum):
     SUMMARIZE = "summarize"
 
 
-@dataclass(eq=False)
+@dataclass(frozen=True, slots=True)
+class Ran:
+    """What a job's run came to, and the time limit (seconds) it ran under."""
+
+    result: RunResult
+    timeout: float = 0.0
+
+
+@dataclass(frozen=True, eq=False)
 class Job:
     work: Work
     envelope: Envelope
     input: Input
     target: Target | None  # what an execution runs; None for a summary
-    start: Callable[[Job], RunResult]
-    timeout: float = 0.0
+    start: Callable[[Job], Ran]
     cancel: threading.Event = field(default_factory=threading.Event)
-    result: RunResult | None = None
 
     @property
     def key(self) -> str:
@@ -51,6 +58,14 @@ class Job:
     @property
     def queue(self) -> Hashable:
         return self.target if self.target is not None else SUMMARIZER
+
+
+@dataclass(frozen=True, slots=True)
+class Finished:
+    """Rule 3: a job handed back to the main loop."""
+
+    job: Job
+    ran: Ran
 
 
 class JobPool:
@@ -65,7 +80,7 @@ class JobPool:
         self._before_start = before_start
         self._waiting: dict[Hashable, deque[Job]] = {}
         self._running: dict[Hashable, set[Job]] = {}
-        self.finished: queue.SimpleQueue[Job] = queue.SimpleQueue()
+        self.finished: queue.SimpleQueue[Finished] = queue.SimpleQueue()
         self._wake = wake
 
     def set_limit(self, queue_key: Hashable, limit: int) -> None:
@@ -90,24 +105,24 @@ class JobPool:
 
     def _work(self, job: Job) -> None:
         try:
-            job.result = job.start(job)
+            ran = job.start(job)
         except Exception as error:  # a bug in a job must still come back as an answer
-            job.result = RunResult(None, b"", b"", start_error=f"internal error: {error!r}")
-        self.finished.put(job)
+            ran = Ran(RunResult(None, b"", b"", start_error=f"internal error: {error!r}"))
+        self.finished.put(Finished(job, ran))
         self._wake()
 
-    def collect(self) -> list[Job]:
+    def collect(self) -> list[Finished]:
         """Jobs that finished since the last call, with their slots freed."""
-        done: list[Job] = []
+        done: list[Finished] = []
         while True:
             try:
-                job = self.finished.get_nowait()
+                finished = self.finished.get_nowait()
             except queue.Empty:
                 if done:
                     self.start_ready()  # the freed slots go to the next jobs in line
                 return done
-            self._running[job.queue].discard(job)
-            done.append(job)
+            self._running[finished.job.queue].discard(finished.job)
+            done.append(finished)
 
     def busy(self) -> bool:
         return any(self._running.values()) or any(self._waiting.values())

@@ -18,6 +18,8 @@ Rules:
 6. Without a signal, the allowed-signers file and the other trusted files (`parts.watched`)
    are looked at once a second (one stat each) and re-read when they changed (SPEC §14);
    the inputs' path pays nothing for it.
+7. The loop owns the intake and the gate (state of this run, kept across reloads); a reload
+   builds a new `Parts` snapshot and hands it to every module that keeps one (`reconfigure`).
 """
 
 from __future__ import annotations
@@ -25,7 +27,9 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import replace
 
+from slopd.core.intake import Intake
 from slopd.core.names import Kind
 from slopd.core.orders import Trust
 from slopd.daemon import plans
@@ -33,7 +37,7 @@ from slopd.daemon.approvals import Approvals
 from slopd.daemon.arrivals import Arrivals
 from slopd.daemon.batch import Batch, Where
 from slopd.daemon.effects import Effects
-from slopd.daemon.gate import trusted
+from slopd.daemon.gate import Gate, Trusted, trusted
 from slopd.daemon.homing import Homing
 from slopd.daemon.notices import Notices, carry_out
 from slopd.daemon.parts import Parts
@@ -47,24 +51,34 @@ from slopd.shell.log import Logger
 from slopd.shell.sdnotify import SystemdNotifier
 
 BATCH = 100  # inputs per group commit
+WRITER_TIMEOUT = 30.0  # seconds an open writer is waited for before it is presumed gone
 Reload = Callable[[], Config]
 
 
 class Daemon:
-    def __init__(self, parts: Parts, *, reload: Reload | None = None, notices: Notices | None = None) -> None:
+    def __init__(
+        self,
+        parts: Parts,
+        *,
+        trusted: Trusted = None,
+        reload: Reload | None = None,
+        notices: Notices | None = None,
+    ) -> None:
         self.parts, self.reload = parts, reload
         self.wakeup = threading.Event()
         self.notices = notices or Notices()
-        self.notices.wake = self.wakeup.set
+        self.notices.connect(self.wakeup.set)
+        config = parts.config
+        self.intake = Intake(settle=config.settle, writer_timeout=WRITER_TIMEOUT, track_writers=False)
+        self.gate = Gate(parts.hub, trusted, config.auth.sig_grace, parts.clock.wall)
         standups = Standups(parts)
-        self.runs = Runs(parts, self.wakeup.set, standups)
-        self.arrivals = Arrivals(parts, self.wakeup.set)
-        self.recoveries = Recoveries(parts)
-        self.approvals = Approvals(parts, self.wakeup.set)
-        self.pipeline = Pipeline(parts, self.recoveries, self.approvals)
-        self.effects = Effects(parts, self.runs, standups, self.recoveries)
         self.homing = Homing(parts)
-        parts.recheck_homes = self.homing.refresh
+        self.runs = Runs(parts, self.wakeup.set, standups)
+        self.arrivals = Arrivals(parts, self.intake, self.gate, self.runs.busy, self.wakeup.set)
+        self.recoveries = Recoveries(parts)
+        self.approvals = Approvals(parts, lambda: self.homing.policy.home, self.wakeup.set)
+        self.pipeline = Pipeline(parts, self.gate, self.homing, self.recoveries, self.approvals)
+        self.effects = Effects(parts, self.runs, standups, self.recoveries)
         self.systemd = SystemdNotifier()
         self._reload_requested = self._rescan_requested = False
         self._last_status = ""
@@ -118,9 +132,8 @@ class Daemon:
                 self._report_health()
                 self._look_at_trusted_files(time.monotonic())
                 self.homing.tick(time.monotonic())
-                if self.homing.changed:  # inputs it left may be its own now, or no longer
-                    self.homing.changed = False
-                    self.parts.intake.release_all()
+                if self.homing.take_changed():  # inputs it left may be its own now, or no longer
+                    self.intake.release_all()
                     next_scan = 0.0
                 next_scan = self._wait(next_scan)
         finally:
@@ -140,16 +153,16 @@ class Daemon:
                 notice.done.set_exception(error)
 
     def _drained(self) -> bool:
-        return not len(self.parts.intake) and not self.runs.pool.busy() and not self.arrivals.backlog
+        return not len(self.intake) and not self.runs.pool.busy() and not self.arrivals.backlog
 
     def _wait(self, next_scan: float) -> float:
         """Sleep until the next deadline or a wake-up; returns the (maybe advanced) next scan."""
-        if self.arrivals.backlog and not len(self.parts.intake):
+        if self.arrivals.backlog and not len(self.intake):
             next_scan = 0.0  # the next slice of a backlog, at once
         now = time.monotonic()
         deadline = min(
             next_scan,
-            self.parts.intake.next_deadline(),
+            self.intake.next_deadline(),
             self.parts.notifier.tick(now),
             self.systemd.ping_due(now),
             self.homing.next_presence,
@@ -167,7 +180,7 @@ class Daemon:
 
     def process_due(self, now: float) -> None:
         """Handle every candidate whose wait is over and that has not changed meanwhile (rule 3)."""
-        due = self.parts.intake.due(now)
+        due = self.intake.due(now)
         for start in range(0, len(due), BATCH):
             undone = self._batch([(where, None) for where in due[start : start + BATCH]])
             if len(undone) > 1:
@@ -186,9 +199,9 @@ class Daemon:
             for (lane, name), known in inputs:
                 status = parts.hub.lstat(lane, name)
                 if known is None:
-                    kind = parts.intake.take((lane, name), signature_of(status), now=time.monotonic())
+                    kind = self.intake.take((lane, name), signature_of(status), now=time.monotonic())
                 else:
-                    kind = None if (lane, name) in parts.in_flight else known
+                    kind = None if self.runs.busy((lane, name)) else known
                 if kind is None or status is None:
                     continue
                 batch.inputs.append(((lane, name), kind))
@@ -201,7 +214,7 @@ class Daemon:
         """Commit `batch`; the inputs left in their lanes wait for the next full scan."""
         committed = self.parts.commits.commit(batch)
         for where, reason in committed.failed:
-            self.parts.failed(where, reason)
+            self._failed(where, reason)
         undone = set(committed.undone)
         return [(where, kind) for where, kind in batch.inputs if where in undone]
 
@@ -214,14 +227,19 @@ class Daemon:
                 case plans.Nothing():
                     pass
                 case plans.Wait(signature, until):
-                    parts.intake.defer((lane, entry.name), signature, until=until, kind=kind)
+                    self.intake.defer((lane, entry.name), signature, until=until, kind=kind)
                 case plans.Quiet(signature):
-                    parts.intake.quiet((lane, entry.name), signature)
+                    self.intake.quiet((lane, entry.name), signature)
                 case _:
                     self.effects.carry_out(batch, plan)
         except Exception:  # one bad input must never stop the loop
             parts.log.bind(lane=lane, file=entry.name).exception("envelope.failed")
-            parts.failed((lane, entry.name), f"{lane}/{entry.name}: handling failed")
+            self._failed((lane, entry.name), f"{lane}/{entry.name}: handling failed")
+
+    def _failed(self, where: Where, reason: str) -> None:
+        """An input that could not be finished: it stays in its lane for the next full scan."""
+        self.intake.failed(where)
+        self.parts.health.failed(reason)
 
     def _in_batch_of_one(self, plan: plans.Plan) -> None:
         batch = self.parts.commits.open(stage=False)
@@ -232,13 +250,12 @@ class Daemon:
 
     def finish_jobs(self) -> None:
         """Answer finished jobs, each in a batch of one: an outcome is committed at once."""
-        for job in self.runs.pool.collect():
-            self.parts.in_flight.discard(job.input.where)
+        for done in self.runs.collect():
             try:
-                self._in_batch_of_one(self.runs.finished(job))
+                self._in_batch_of_one(self.runs.finished(done))
             except Exception:  # the loop outlives a failed reply; the next start resumes it
-                job.input.log.exception("job.failed")
-                self.parts.last_error = f"{job.key}: its reply failed"
+                done.job.input.log.exception("job.failed")
+                self.parts.health.failed(f"{done.job.key}: its reply failed")
 
     # -- health, reload, shutdown ----------------------------------------------------------
 
@@ -246,8 +263,8 @@ class Daemon:
         """The one-line STATUS for systemd: pending, in flight, the last error."""
         pool = self.runs.pool
         return (
-            f"{len(self.parts.intake)} pending, {pool.running()} running, {len(pool.waiting())} queued; "
-            f"last error: {self.parts.last_error or 'none'}"
+            f"{len(self.intake)} pending, {pool.running()} running, {len(pool.waiting())} queued; "
+            f"last error: {self.parts.health.last_error or 'none'}"
         )[:200]
 
     def _report_health(self) -> None:
@@ -261,9 +278,9 @@ class Daemon:
 
     def _look_at_trusted_files(self, now: float) -> None:
         """Rule 6: a stat a second per file; a changed file is re-read (and logged) at once."""
-        parts = self.parts
-        files = [parts.gate.trusted, *parts.watched] if parts.gate.trusted is not None else parts.watched
-        self._next_look = min((watched.poll(now) for watched in files), default=float("inf"))
+        trusted, watched = self.gate.trusted, self.parts.watched
+        files = [trusted, *watched] if trusted is not None else watched
+        self._next_look = min((one.poll(now) for one in files), default=float("inf"))
 
     def _reload(self) -> None:
         """SIGHUP: take the new config, or keep the old one and say which key is wrong."""
@@ -286,16 +303,17 @@ class Daemon:
             sinks = parts.sinks_for(config)
         except Exception as error:  # any failure keeps the running config
             parts.log.error("config.reload_failed", reason=str(error))
-            parts.last_error = f"reload failed: {error}"
+            parts.health.failed(f"reload failed: {error}")
             return
-        parts.config = config  # and the policy, decided with the home below
+        self.parts = parts = replace(parts, config=config)  # rule 7; the policy is decided below
+        for module in (self.homing, self.runs, self.recoveries, self.approvals, self.pipeline, self.effects):
+            module.reconfigure(parts)
         parts.notifier.configure(config.notify, sinks)
-        parts.intake.settle = config.settle
-        parts.gate.trusted, parts.gate.grace = trust, config.auth.sig_grace
-        warn_skipped(parts.log, config, parts.gate.trust)
+        self.intake.reconfigure(settle=config.settle)
+        self.gate.reconfigure(trust, config.auth.sig_grace)
+        warn_skipped(parts.log, config, self.gate.trust)
         self.homing.resolve()
-        self.runs.reconfigure(config)
-        parts.intake.release_all()
+        self.intake.release_all()
         self._rescan_requested = True
         parts.log.info("config.reloaded")
 
@@ -303,8 +321,7 @@ class Daemon:
         """Stop taking work; let running jobs finish within `grace`, then cancel them."""
         self.systemd.stopping()
         pool = self.runs.pool
-        for job in pool.drop_waiting():
-            self.parts.in_flight.discard(job.input.where)
+        self.runs.drop_waiting()
         deadline = time.monotonic() + grace
         while pool.running() and time.monotonic() < deadline:
             self.wakeup.wait(timeout=min(0.1, max(deadline - time.monotonic(), 0.0)))

@@ -46,12 +46,16 @@ class Notices:
 
     def __init__(self) -> None:
         self._queue: queue.SimpleQueue[Notice] = queue.SimpleQueue()
-        self.wake: Callable[[], None] = lambda: None
+        self._wake: Callable[[], None] = lambda: None
+
+    def connect(self, wake: Callable[[], None]) -> None:
+        """The daemon's loop: `wake` is called for each notice sent from now on."""
+        self._wake = wake
 
     def send(self, reply: Envelope | None, draft: str | None = None) -> Future[str]:
         notice = Notice(reply, draft)
         self._queue.put(notice)
-        self.wake()
+        self._wake()
         return notice.done
 
     def take(self) -> list[Notice]:

@@ -1,10 +1,14 @@
 """What the daemon's modules share: the hub, the ledger, the config of the moment, the clock.
 
 Rules:
-1. One `Parts` per daemon, built by the composition root (`slopd.app`); the modules of this
-   package take it and read `config` and `policy` at each use, so a reload reaches them all.
-2. Only the main loop's thread touches the hub, the ledger and `in_flight`; worker threads
-   run commands and hand results back (`daemon.jobs`).
+1. `Parts` is a frozen snapshot, built by the composition root (`slopd.app`) and rebuilt by a
+   reload (`Daemon._apply_reload`: `replace(parts, config=…)`), which hands the new snapshot to
+   each module that keeps one (`reconfigure`). Nothing writes a field of another object: what
+   a module must remember — the intake's candidates, the gate's holds, the home and its policy
+   (`daemon.homing`), the jobs in flight (`daemon.runs`), the last error (`Health`) — it keeps
+   itself, behind methods.
+2. Only the main loop's thread touches the hub and the ledger; worker threads run commands and
+   hand results back (`daemon.jobs`).
 3. Wall-clock time comes from `clock`, monotonic time is passed in as `now`.
 4. `watched` holds the trusted files other parts re-read when they change (the HTTP server's
    tokens file): the loop looks at each once a second and at SIGHUP, so a change is logged soon.
@@ -19,10 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from slopd.core.ids import timestamp
-from slopd.core.intake import Intake
-from slopd.core.routing import Policy
-from slopd.daemon.batch import GroupCommit, Where
-from slopd.daemon.gate import Gate
+from slopd.daemon.batch import GroupCommit
 from slopd.shell.archive import Archive
 from slopd.shell.config import Config
 from slopd.shell.executor import Runner
@@ -47,7 +48,21 @@ class Clock:
         return self._second[1]
 
 
-@dataclass(eq=False)
+class Health:
+    """The last error, for systemd's STATUS and `slopd status` (each module reports its own)."""
+
+    def __init__(self) -> None:
+        self._last: str | None = None
+
+    @property
+    def last_error(self) -> str | None:
+        return self._last
+
+    def failed(self, reason: str) -> None:
+        self._last = reason
+
+
+@dataclass(frozen=True, eq=False)
 class Parts:
     hub: Hub
     archive: Archive
@@ -55,23 +70,10 @@ class Parts:
     config: Config
     log: Logger
     clock: Clock
-    intake: Intake
-    gate: Gate
     notifier: Notifier
     commits: GroupCommit
     runner: Runner
     state_dir: Path
-    policy: Policy = field(init=False)
-    in_flight: set[Where] = field(default_factory=set)  # inputs whose job is queued or running
-    last_error: str | None = None
-    recheck_homes: Callable[[], None] = lambda: None  # re-read who else watches (`daemon.homing`)
-    watched: list[Reloading[Any]] = field(default_factory=list)  # trusted files besides allowed_signers
+    health: Health = field(default_factory=Health)
+    watched: tuple[Reloading[Any], ...] = ()  # trusted files besides allowed_signers
     sinks_for: Callable[[Config], list[Sink]] = lambda _config: []  # a config's push destinations
-
-    def __post_init__(self) -> None:
-        self.policy = self.config.policy()
-
-    def failed(self, where: Where, reason: str) -> None:
-        """An input that could not be finished: it stays in its lane for the next full scan."""
-        self.intake.failed(where)
-        self.last_error = reason

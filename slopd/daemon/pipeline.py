@@ -42,7 +42,8 @@ from slopd.core.targets import TargetKind
 from slopd.core.verdicts import Invalid, Valid
 from slopd.daemon import plans
 from slopd.daemon.approvals import Approvals
-from slopd.daemon.gate import Hold
+from slopd.daemon.gate import Gate, Hold
+from slopd.daemon.homing import Homing
 from slopd.daemon.parts import Parts
 from slopd.daemon.plans import Input
 from slopd.daemon.recovery import Recoveries
@@ -55,8 +56,14 @@ _BAD_NAME = "has a name that is not valid UTF-8, is over 255 bytes, or has contr
 
 
 class Pipeline:
-    def __init__(self, parts: Parts, recoveries: Recoveries, approvals: Approvals) -> None:
-        self.parts, self.recoveries, self.approvals = parts, recoveries, approvals
+    def __init__(
+        self, parts: Parts, gate: Gate, homing: Homing, recoveries: Recoveries, approvals: Approvals
+    ) -> None:
+        self.parts, self.gate, self.homing = parts, gate, homing
+        self.recoveries, self.approvals = recoveries, approvals
+
+    def reconfigure(self, parts: Parts) -> None:
+        self.parts = parts
 
     def plan(self, lane: str, entry: Entry, kind: Kind, now: float) -> plans.Plan:
         """The one plan for the lane entry `entry` (classified as `kind`) at monotonic `now`."""
@@ -70,7 +77,7 @@ class Pipeline:
     def _refuse(self, refusal: plans.Refuse, entry: Entry) -> plans.Plan:
         """Rule 6: only the home watcher answers what cannot be routed; the others leave it. An
         envelope that parsed and is this watcher's (not `elsewhere`) is answered by it."""
-        if self.parts.policy.home or refusal.envelope is not None:
+        if self.homing.policy.home or refusal.envelope is not None:
             return refusal
         return plans.Quiet(entry.signature)
 
@@ -111,8 +118,8 @@ class Pipeline:
         judged = admission.judge(examined, row.sha256 if row is not None else None)
         if not isinstance(judged, Refused):
             return self._known(input, entry, examined, row, data, now)
-        self.parts.gate.forget(input.name)
-        if judged.refusal is Refusal.ACTION and elsewhere(envelope, self.parts.policy) is not None:
+        self.gate.forget(input.name)
+        if judged.refusal is Refusal.ACTION and elsewhere(envelope, self.homing.policy) is not None:
             return plans.Quiet(entry.signature)  # the watcher it is for refuses it the same way
         return self._refuse(self._refusal(input, judged, envelope), entry)
 
@@ -144,7 +151,7 @@ class Pipeline:
                 assert row is not None
                 return plans.FinishMove(input, row.archive, sidecar=False, envelope=envelope)
             case Step.DUPLICATE:
-                self.parts.gate.forget(input.name)
+                self.gate.forget(input.name)
                 return plans.Duplicate(input, envelope, sha)
 
     def _seen(self, row: Row | None, input: Input) -> Seen | None:
@@ -172,16 +179,16 @@ class Pipeline:
         now: float,
     ) -> plans.Plan:
         """Rule 4."""
-        parts = self.parts
-        shared = row is None and parts.policy.shared
-        leave = elsewhere(envelope, parts.policy) or (self._answered_elsewhere(envelope) if shared else None)
+        policy = self.homing.policy
+        shared = row is None and policy.shared
+        leave = elsewhere(envelope, policy) or (self._answered_elsewhere(envelope) if shared else None)
         if leave is not None:
             if row is None:
                 input.log.info("envelope.left", reason=leave.reason)
             return plans.Quiet(entry.signature)
         verdict = None
         if input.lane == "authorized":
-            examined = parts.gate.examine(input.name, envelope, data, now)
+            examined = self.gate.examine(input.name, envelope, data, now)
             if isinstance(examined, Hold):
                 if examined.first:
                     input.log.info("envelope.held", reason=f"waiting for its signatures {examined.missing}")
@@ -190,7 +197,7 @@ class Pipeline:
             verdict = examined
         refused: Invalid | None = None
         if envelope.assets and not isinstance(verdict, Invalid):
-            attached = parts.gate.attachments(input.lane, input.name, envelope, now)
+            attached = self.gate.attachments(input.lane, input.name, envelope, now)
             if isinstance(attached, Hold):
                 if attached.first:
                     input.log.info("envelope.held", reason=f"waiting for its assets {attached.missing}")
@@ -202,10 +209,10 @@ class Pipeline:
         if refused is not None:
             input.log.warning("assets.rejected", reason=refused.reason)
             return plans.Perform(input, envelope, Reject(refused.reason), sent, new=row is None, sha256=sha)
-        decision = decide(envelope, Lane(input.lane), parts.policy, verdict)
+        decision = decide(envelope, Lane(input.lane), policy, verdict)
         if self._ask_again(envelope, decision):
-            parts.recheck_homes()
-            decision = elsewhere(envelope, parts.policy) or decision
+            self.homing.refresh()
+            decision = elsewhere(envelope, self.homing.policy) or decision
         if isinstance(decision, Leave):
             input.log.info("envelope.left", reason=decision.reason)
             return plans.Quiet(entry.signature)
@@ -213,7 +220,7 @@ class Pipeline:
 
     def _ask_again(self, envelope: Envelope, decision: Decision) -> bool:
         """Rule 8: a decision that another watcher's seats could change."""
-        policy = self.parts.policy
+        policy = self.homing.policy
         if isinstance(decision, Reject):
             return unknown_recipient(envelope, policy)
         seat = isinstance(decision, Execute) and decision.target.kind is TargetKind.SEAT
@@ -246,7 +253,7 @@ class Pipeline:
                 sender = parse(found.data, name="reply.md").sender
             except EnvelopeError:
                 continue
-            if sender not in self.parts.policy.names:
+            if sender not in self.homing.policy.names:
                 return Leave(f"already answered by {sender} (outbox/{reply_id(envelope.key, kind)}.md)")
         return None
 
@@ -260,15 +267,15 @@ class Pipeline:
         if entry.stat.st_nlink > 1:
             target = self.recoveries.interrupted_sidecar(input.lane, name, order)
             if target is not None:
-                parts.gate.forget(name)
+                self.gate.forget(name)
                 return plans.FinishMove(input, target, sidecar=True)
         if self.recoveries.belongs_to_archived_order(input.lane, name, order):
-            parts.gate.forget(name)
+            self.gate.forget(name)
             return plans.FinishMove(input, None, sidecar=True)
-        until = parts.gate.orphan_until(name, now)
+        until = self.gate.orphan_until(name, now)
         if now < until:
             return plans.Wait(entry.signature, until)
-        parts.gate.forget(name)
+        self.gate.forget(name)
         grace = parts.config.auth.sig_grace
         reason = f"is a signature without its order: {order} did not arrive within {grace:g} s"
         return self._refuse(self._unreadable(input, entry, reason), entry)

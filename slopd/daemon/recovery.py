@@ -34,6 +34,9 @@ class Recoveries:
     def __init__(self, parts: Parts) -> None:
         self.parts = parts
 
+    def reconfigure(self, parts: Parts) -> None:
+        self.parts = parts
+
     def at_start(self) -> list[plans.Plan]:
         """Rules 1 and 2: what start-up must answer before the first scan."""
         parts = self.parts

@@ -13,6 +13,7 @@ Rules:
 5. An execution's assets are copied into `assets/` of its run folder while being hashed, and
    those copies are what `SLOP_ASSETS` lists (one absolute path per line): a file swapped after
    it was verified is refused, not run on.
+6. While an input's job is queued or running, its input is `busy`: no scan or hint takes it.
 """
 
 from __future__ import annotations
@@ -27,7 +28,8 @@ from slopd.core.envelope import Envelope, to_json
 from slopd.core.ids import reply_id
 from slopd.core.outcome import RunResult
 from slopd.core.targets import EXECUTOR, Target, TargetKind
-from slopd.daemon.jobs import SUMMARIZER, Job, JobPool, Work
+from slopd.daemon.batch import Where
+from slopd.daemon.jobs import SUMMARIZER, Finished, Job, JobPool, Ran, Work
 from slopd.daemon.parts import Parts
 from slopd.daemon.plans import Answer, Input, Plan, Reply
 from slopd.daemon.standups import REFUSED, Standups
@@ -46,10 +48,29 @@ def limits(config: Config) -> dict[Hashable, int]:
 class Runs:
     def __init__(self, parts: Parts, wake: Callable[[], None], standups: Standups) -> None:
         self.parts, self.standups = parts, standups
+        self._in_flight: set[Where] = set()  # inputs whose job is queued or running
         self.pool = JobPool(limits(parts.config), wake=wake, before_start=self._before_start)
 
-    def reconfigure(self, config: Config) -> None:
-        self.pool.set_limit(EXECUTOR, limits(config)[EXECUTOR])
+    def reconfigure(self, parts: Parts) -> None:
+        """A reload: the new snapshot; the executor's limit applies to the jobs not yet started."""
+        self.parts = parts
+        self.pool.set_limit(EXECUTOR, limits(parts.config)[EXECUTOR])
+
+    def busy(self, where: Where) -> bool:
+        """Rule 6: the input at `where` has a job queued or running."""
+        return where in self._in_flight
+
+    def collect(self) -> list[Finished]:
+        """The jobs that finished since the last call; their inputs are free again."""
+        finished = self.pool.collect()
+        for done in finished:
+            self._in_flight.discard(done.job.input.where)
+        return finished
+
+    def drop_waiting(self) -> None:
+        """At shutdown: the jobs not yet started are forgotten (still `queued` in the ledger)."""
+        for job in self.pool.drop_waiting():
+            self._in_flight.discard(job.input.where)
 
     def run_dir(self, envelope_id: str) -> Path:
         return self.parts.state_dir / "runs" / envelope_id.lower()
@@ -62,7 +83,7 @@ class Runs:
         self._submit(Job(Work.SUMMARIZE, envelope, input, None, self._run))
 
     def _submit(self, job: Job) -> None:
-        self.parts.in_flight.add(job.input.where)
+        self._in_flight.add(job.input.where)
         self.pool.submit(job)
 
     def _command(self, target: Target) -> Command:
@@ -83,25 +104,25 @@ class Runs:
             self.parts.ledger.mark_executing(job.key, now=self.parts.clock.stamp())
             job.input.log.info("execution.started", target=job.target.label)
 
-    def _run(self, job: Job) -> RunResult:
+    def _run(self, job: Job) -> Ran:
         """In a worker thread: run the job's command for its envelope (rules 1-3)."""
         envelope, config = job.envelope, self.parts.config
         stdin, cwd, extra_env = envelope.body.encode(), None, {}
         if job.target is not None:
             command = self._command(job.target)
-            argv, job.timeout, extra_env = command.argv, command.timeout, dict(command.env)
+            argv, timeout, extra_env = command.argv, command.timeout, dict(command.env)
             if job.target.kind is TargetKind.ACTION:
                 stdin, cwd = to_json(envelope).encode(), command.cwd
         else:
             assert config.summarizer is not None
-            argv, job.timeout = config.summarizer, SUMMARIZER_TIMEOUT
+            argv, timeout = config.summarizer, SUMMARIZER_TIMEOUT
         run_dir = self.run_dir(envelope.id)
         shutil.rmtree(run_dir, ignore_errors=True)
         out_dir = run_dir / "out"
         out_dir.mkdir(parents=True)
         attached = self._attach(envelope, run_dir / "assets") if job.target is not None else []
         if isinstance(attached, str):
-            return RunResult(exit_code=None, stdout=b"", stderr_tail=b"", start_error=attached)
+            return Ran(RunResult(exit_code=None, stdout=b"", stderr_tail=b"", start_error=attached), timeout)
         slop = {
             "SLOP_ID": envelope.id,
             "SLOP_FROM": envelope.sender,
@@ -111,14 +132,15 @@ class Runs:
             "SLOP_OUT_DIR": str(out_dir),
             "SLOP_ASSETS": "\n".join(str(path) for path in attached),
         }
-        return self.parts.runner(
+        result = self.parts.runner(
             argv,
             stdin=stdin,
             env=executor.child_environment(slop, extra_env),
-            timeout=job.timeout,
+            timeout=timeout,
             cwd=Path(cwd) if cwd else run_dir,
             cancel=job.cancel,
         )
+        return Ran(result, timeout)
 
     def _attach(self, envelope: Envelope, folder: Path) -> list[Path] | str:
         """Rule 5: copy each asset into the run folder, hashing the bytes copied; the reason when
@@ -136,10 +158,10 @@ class Runs:
             copied.append(target)
         return copied
 
-    def finished(self, job: Job) -> Plan:
+    def finished(self, done: Finished) -> Plan:
         """On the main loop: what a finished job comes to (rule 4 for executions)."""
-        result, envelope, parts = job.result, job.envelope, self.parts
-        assert result is not None
+        job, result, parts = done.job, done.ran.result, self.parts
+        envelope = job.envelope
         row = parts.ledger.get(job.key)
         sent = row.replies if row is not None else ()
         if job.work is Work.SUMMARIZE:
@@ -165,7 +187,7 @@ class Runs:
             )
             return Reply(job.input, job.key, reply, sent, envelope)
         outcome = outcomes.of_run(
-            result, timeout=job.timeout, files=fs.has_files(self.run_dir(job.key) / "out")
+            result, timeout=done.ran.timeout, files=fs.has_files(self.run_dir(job.key) / "out")
         )
         job.input.log.info(
             "execution.finished",

@@ -48,6 +48,10 @@ class Notifier:
         self.limit = RateLimit()
         self._threads: list[threading.Thread] = []
 
+    def link(self, base: str | None) -> None:
+        """Rule 3: where the console is reached (the pushes' links)."""
+        self.link_base = base
+
     def configure(self, argv: Sequence[str] | None, sinks: Sequence[Sink]) -> None:
         """A reload: the new command and destinations; the old ones deliver what they hold."""
         old, self.sinks = self.sinks, list(sinks)
