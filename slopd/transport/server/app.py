@@ -140,7 +140,6 @@ class _Api:
         )
         receipt = accepted.receipt
         if not accepted.replayed:
-            service.metrics.received(receipt.key)
             service.log.info(
                 "http.received", id=receipt.id, seat=seat, file=f"inbox/{receipt.file}", seq=receipt.seq
             )

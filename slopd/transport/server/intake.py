@@ -54,9 +54,10 @@ class Intake:
         limit: int,
         clock: Callable[[], datetime],
         arrived: Callable[[str, str], None] = lambda _lane, _name: None,
+        received: Callable[[str], None] = lambda _key: None,
     ) -> None:
         self.hub, self.receipts, self.limit, self.clock = hub, receipts, limit, clock
-        self.arrived = arrived
+        self.arrived, self.received = arrived, received
 
     def accept(self, seat: str, data: bytes, *, json_form: bool, idempotency_key: str | None) -> Accepted:
         """Rules 1-4; a refusal is a `Problem`."""
@@ -101,6 +102,7 @@ class Intake:
             raise
         faults.passed("http.dropped")  # the crash tests' seam: a kill between the file and the 202
         self.receipts.written(envelope.key)
+        self.received(envelope.key)  # before the daemon hears of it: its reply may be committed at once
         self.arrived("inbox", file)  # complete: the daemon need not wait for it to settle
         return Accepted(_as_written(receipt), replayed=False)
 

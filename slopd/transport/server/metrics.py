@@ -7,7 +7,8 @@ Rules:
 2. HTTP requests are counted by route template (never the raw path: ids would explode the
    series) and status.
 3. Drop→reply latency is observed for envelopes received over HTTP by this process: from the
-   receipt to the commit of their first reply (the bell's ring), in seconds.
+   receipt to the commit of their first reply (the bell's ring), in seconds. The receipt is
+   noted (`received`) before the daemon is told of the file, so no reply can come first.
 """
 
 from __future__ import annotations
