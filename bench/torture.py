@@ -90,6 +90,12 @@ class Input:
     drops: list[tuple[str, bytes]]  # (name, data); an order's .sig is one of them
     copies: list[tuple[str, bytes]] = field(default_factory=list)  # duplicates, conflict copies
 
+    @property
+    def conflicts(self) -> int:
+        """Conflict copies: the same id with other bytes, refused at admission (SPEC §14, rule 4)."""
+        first = {data for _name, data in self.drops}
+        return sum(1 for _name, data in self.copies if data not in first)
+
 
 @dataclass
 class Report:
@@ -419,6 +425,8 @@ def check(lab: Lab, inputs: list[Input]) -> list[str]:
     replies: dict[str, dict[str, dict[str, Any]]] = {}  # ident -> reply file -> headers
     by_file = {f"{i.lane}/{name}": i.ident for i in inputs for name, _ in [*i.drops, *i.copies]}
     for path in sorted((hub / "outbox").iterdir()):
+        if path.name == "drafts" and path.is_dir():
+            continue  # approval drafts (SPEC §16): the daemon makes the folder to watch it
         if not path.is_file():
             problems.append(f"outbox/{path.name} is not a reply file")
             continue
@@ -442,6 +450,14 @@ def check(lab: Lab, inputs: list[Input]) -> list[str]:
         got = replies.get(item.ident, {})
         names = set(got)
         ident = item.ident
+        refused = (
+            {name for name in names if ".invalid-" in name} if item.kind in (*TERMINAL, *RUNS) else set()
+        )
+        if len(refused) != item.conflicts or any(got[name].get("type") != "error" for name in refused):
+            problems.append(
+                f"{ident} ({item.kind}): refusals {sorted(refused)} for {item.conflicts} conflict copies"
+            )
+        names -= refused
         if item.kind in TERMINAL:
             expected = {f"{ident}.{TERMINAL[item.kind]}.md"}
             if names != expected:
@@ -509,11 +525,12 @@ def check_ledger(lab: Lab, inputs: list[Input]) -> list[str]:
             f"extra {sorted(ledgered - valid)[:10]}"
         )
     invalid_inputs = sum(1 for item in inputs if item.kind not in (*TERMINAL, *RUNS))
+    invalid_inputs += sum(item.conflicts for item in inputs)  # each refused under its own key
     invalid_rows = sum(1 for row in rows if row["key"].startswith("invalid:"))
     if invalid_rows != invalid_inputs:
         problems.append(f"ledger: {invalid_rows} invalid rows for {invalid_inputs} invalid files")
     recorded = {row["id"] for row in reply_rows}
-    on_disk = {path.name.removesuffix(".md") for path in (hub / "outbox").iterdir()}
+    on_disk = {path.name.removesuffix(".md") for path in (hub / "outbox").iterdir() if path.is_file()}
     if recorded != on_disk:
         problems.append(
             f"ledger replies differ from outbox/: unrecorded {sorted(on_disk - recorded)[:10]}, "
