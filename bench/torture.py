@@ -103,6 +103,7 @@ class Report:
     envelopes: int  # distinct inputs (ids and invalid files)
     files: int  # every file dropped: inputs, signatures, duplicates, conflict copies
     copies: int  # duplicates and conflict copies among them
+    conflicts: int  # the conflict copies (refused at admission, not archived as duplicates)
     kills: int
     executions: int  # lines in the two journals
     interruptions: int  # executions answered "interrupted, not retried"
@@ -113,7 +114,8 @@ class Report:
     def summary(self) -> str:
         return (
             f"torture seed {self.seed}: {self.envelopes} envelopes ({self.files} files, "
-            f"{self.copies} duplicates and conflict copies), {self.kills} kills, "
+            f"{self.copies} duplicates and conflict copies, {self.conflicts} of them conflicts), "
+            f"{self.kills} kills, "
             f"{self.executions} executions, {self.interruptions} interruptions, "
             f"{self.duplicates} duplicates archived, {self.seconds:.1f} s, "
             f"{len(self.problems)} broken invariants"
@@ -384,6 +386,7 @@ def torture(
         envelopes=len(inputs),
         files=len(drops),
         copies=sum(len(item.copies) for item in inputs),
+        conflicts=sum(item.conflicts for item in inputs),
         kills=len(delays),
         executions=len(executions),
         interruptions=interruptions,
