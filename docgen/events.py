@@ -9,6 +9,9 @@ its first argument an event name (lower-case words joined by dots). Rules:
    `self.log`, `logger`, `bound`, `hub.log.bind(…)`) is allowed only where `FORWARDERS` says which
    calls feed it (rule 2); any other stops the generator, naming the file and line: its events
    could not be listed.
+4. An event the handler plans as data (`core.plans`): `log("LEVEL", "noun.verbed", field=…)`,
+   logged by the interpreter at that level; `Move(…, "noun.verbed", (("field", …), …))`, logged
+   once the move is made, with those fields.
 """
 
 from __future__ import annotations
@@ -50,21 +53,55 @@ def _event(node: ast.expr | None) -> str | None:
     return None
 
 
-def _calls(path: Path) -> Iterator[tuple[str, str | None, ast.Call]]:
-    """(level, event or None, call) for each log call and each forwarded event in `path`."""
+def _keywords(node: ast.Call) -> set[str]:
+    return {keyword.arg for keyword in node.keywords if keyword.arg}
+
+
+def _pairs(node: ast.expr | None) -> set[str]:
+    """The field names of a `(("field", value), …)` literal."""
+    if not isinstance(node, ast.Tuple):
+        return set()
+    return {
+        pair.elts[0].value
+        for pair in node.elts
+        if isinstance(pair, ast.Tuple) and pair.elts and isinstance(pair.elts[0], ast.Constant)
+        if isinstance(pair.elts[0].value, str)
+    }
+
+
+def _planned(node: ast.Call) -> tuple[str, str, set[str]] | None:
+    """Rule 4: (level, event, fields) of an event planned as data, or None."""
+    func, args = node.func, node.args
+    if isinstance(func, ast.Name) and func.id == "log" and len(args) >= 2:
+        level, event = args[0], _event(args[1])
+        if isinstance(level, ast.Constant) and level.value in LEVELS and event is not None:
+            return str(level.value), event, _keywords(node)
+    if isinstance(func, ast.Name) and func.id == "Move" and len(args) >= 4 and (event := _event(args[3])):
+        return "info", event, _pairs(args[4] if len(args) > 4 else None)
+    return None
+
+
+def _calls(path: Path) -> Iterator[tuple[str, str | None, ast.Call, set[str]]]:
+    """(level, event or None, call, fields) for each log call, each forwarded event and each
+    planned one in `path`."""
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
     for node in ast.walk(tree):
         if not isinstance(node, ast.Call):
             continue
+        planned = _planned(node)
+        if planned is not None:
+            level, event, fields = planned
+            yield level, event, node, fields
+            continue
         func = node.func
         if isinstance(func, ast.Attribute) and func.attr in LEVELS and node.args:
-            event = _event(node.args[0])
-            if event is not None or _names_a_log(func.value):
-                yield func.attr, event, node
+            found = _event(node.args[0])
+            if found is not None or _names_a_log(func.value):
+                yield func.attr, found, node, _keywords(node)
                 continue
         for before, after in zip(node.args, node.args[1:], strict=False):
-            if _names_a_log(before) and (event := _event(after)) is not None:
-                yield "info", event, node
+            if _names_a_log(before) and (found := _event(after)) is not None:
+                yield "info", found, node, _keywords(node)
 
 
 def collect(root: Path = ROOT) -> dict[str, Event]:
@@ -73,7 +110,7 @@ def collect(root: Path = ROOT) -> dict[str, Event]:
     events: dict[str, Event] = {}
     for path in sorted(root.rglob("*.py")):
         module = str(path.relative_to(root))
-        for level, name, call in _calls(path):
+        for level, name, call, fields in _calls(path):
             if name is None:
                 forwarded = FORWARDERS.get(module)
                 if forwarded is not None and ast.unparse(call.args[0]) == forwarded:
@@ -85,7 +122,7 @@ def collect(root: Path = ROOT) -> dict[str, Event]:
             event = events.setdefault(name, Event(name))
             event.levels.add(level)
             event.modules.add(f"slopd/{module}")
-            event.fields.update(keyword.arg for keyword in call.keywords if keyword.arg)
+            event.fields.update(fields)
     return events
 
 

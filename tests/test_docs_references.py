@@ -142,6 +142,23 @@ def test_an_event_the_generator_cannot_read_stops_it(tmp_path: Path) -> None:
         events.collect(package)
 
 
+def test_events_the_handler_plans_as_data_are_listed(tmp_path: Path) -> None:
+    """Rule 4 of `docgen.events`: `log("LEVEL", "event", …)` and `Move(…, "event", pairs)` of
+    `core.plans` are events too, at their level, with their fields."""
+    package = tmp_path / "slopd"
+    package.mkdir()
+    (package / "core.py").write_text(
+        "effects = [log('warning', 'thing.held', reason=why),\n"
+        "    Move(lane, name, None, 'thing.moved', (('sidecar', name), ('resumed', True))),\n"
+        "    log(level, 'not.a.level.literal'), Move(lane, name)]\n",
+        encoding="utf-8",
+    )
+    found = events.collect(package)
+    assert sorted(found) == ["thing.held", "thing.moved"]
+    assert (found["thing.held"].levels, found["thing.held"].fields) == ({"warning"}, {"reason"})
+    assert (found["thing.moved"].levels, found["thing.moved"].fields) == ({"info"}, {"sidecar", "resumed"})
+
+
 def test_a_page_without_its_marker_is_an_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A part that lost its place on its page is reported, not silently dropped."""
     (tmp_path / "docs").mkdir()

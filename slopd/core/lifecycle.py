@@ -18,6 +18,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
+from slopd.core.outcome import Outcome
+from slopd.core.targets import Target
+
 
 class Status(StrEnum):
     RECEIVED = "received"
@@ -44,6 +47,28 @@ _RESUME: dict[Status, Step] = {
     Status.FINISHED: Step.ANSWER,
     Status.DONE: Step.ARCHIVE,
 }
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    """What the ledger remembers of one input (`shell.ledger` reads it, decoded)."""
+
+    key: str
+    id: str | None
+    lane: str
+    file: str
+    sha256: str
+    type: str | None
+    sender: str | None
+    mode: str | None
+    decision: str | None
+    status: Status
+    outcome: Outcome | None
+    replies: tuple[str, ...]
+    archive: str | None
+    received_at: str
+    updated_at: str
+    target: Target | None
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,6 +15,7 @@ Rules:
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime
 from enum import StrEnum
 
@@ -193,6 +194,21 @@ def invalid(
         now=now,
         file=file,
     )
+
+
+def noted(reply: Envelope, paragraph: str, *, refused: str | None = None) -> Envelope:
+    """`reply` with `paragraph` added to its body (a standup's, rule 4): a result's on a line of its
+    own, its class chosen again for the longer text; an ack's on its one line."""
+    extra = dict(reply.extra)
+    if refused is not None:
+        extra["refused"] = refused
+    if reply.type == "ack":
+        line = reply.body.removesuffix("\n")
+        return replace(reply, body=f"{line} {paragraph}\n", extra=extra)
+    body = f"{reply.body}\n{paragraph}"
+    if extra.get("class") != ReplyClass.DELIVERABLE:
+        extra["class"] = (ReplyClass.PING if len(body.strip()) <= SHORT_TEXT else ReplyClass.HYBRID).value
+    return replace(reply, body=body, extra=extra)
 
 
 def error_body(file: str, reasons: list[str] | tuple[str, ...], headline: str = "Rejected") -> str:

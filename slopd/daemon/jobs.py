@@ -22,9 +22,10 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from slopd.core.envelope import Envelope
+from slopd.core.facts import Input
 from slopd.core.outcome import RunResult
 from slopd.core.targets import Target
-from slopd.daemon.plans import Input
+from slopd.shell.log import Logger
 
 SUMMARIZER = "summarizer"  # the summarizer's queue; execution queues are their `Target`s
 
@@ -47,6 +48,7 @@ class Job:
     work: Work
     envelope: Envelope
     input: Input
+    log: Logger  # bound to the input (lane, file, id, type)
     target: Target | None  # what an execution runs; None for a summary
     start: Callable[[Job], Ran]
     cancel: threading.Event = field(default_factory=threading.Event)

@@ -6,7 +6,8 @@ Order of effects for one input (SPEC §7): ledger `received` → (ack) → `exec
 Rules:
 1. The loop's thread owns the hub, the ledger and every reply; worker threads only run
    commands (`daemon.jobs`). Signal handlers only set a flag and wake the loop.
-2. One input's trip goes one way: arrivals → intake → pipeline (a plan) → effects, in a batch.
+2. One input's trip goes one way: arrivals → intake → gathering (its facts) → the handler
+   (`core.handling`: a plan) → the interpreter, in a batch.
 3. Due inputs are handled in batches of up to `BATCH` (group commit, `daemon.batch`); a batch
    whose commit failed is redone one input at a time, so an input that cannot be answered
    never holds back the others. Finished jobs and start-up recovery are batches of one.
@@ -29,20 +30,22 @@ import time
 from collections.abc import Callable
 from dataclasses import replace
 
+from slopd.core.facts import Arrival, Facts, Input, Now, Policy
+from slopd.core.handling import handle
 from slopd.core.intake import Intake
 from slopd.core.names import Kind
 from slopd.core.orders import Trust
-from slopd.daemon import plans
+from slopd.core.plans import Ask, Plan
+from slopd.daemon import recovery
 from slopd.daemon.approvals import Approvals
 from slopd.daemon.arrivals import Arrivals
 from slopd.daemon.batch import Batch, Where
-from slopd.daemon.effects import Effects
 from slopd.daemon.gate import Gate, Trusted, trusted
+from slopd.daemon.gathering import Gatherer
 from slopd.daemon.homing import Homing
+from slopd.daemon.interpreter import Interpreter
 from slopd.daemon.notices import Notices, carry_out
 from slopd.daemon.parts import Parts
-from slopd.daemon.pipeline import Pipeline
-from slopd.daemon.recovery import Recoveries
 from slopd.daemon.runs import Runs
 from slopd.daemon.standups import Standups
 from slopd.shell.config import Config
@@ -70,15 +73,15 @@ class Daemon:
         self.notices.connect(self.wakeup.set)
         config = parts.config
         self.intake = Intake(settle=config.settle, writer_timeout=WRITER_TIMEOUT, track_writers=False)
-        self.gate = Gate(parts.hub, trusted, config.auth.sig_grace, parts.clock.wall)
-        standups = Standups(parts)
+        self.gate = Gate(trusted, config.auth.sig_grace)
         self.homing = Homing(parts)
-        self.runs = Runs(parts, self.wakeup.set, standups)
+        self.runs = Runs(parts, self.wakeup.set)
         self.arrivals = Arrivals(parts, self.intake, self.gate, self.runs.busy, self.wakeup.set)
-        self.recoveries = Recoveries(parts)
         self.approvals = Approvals(parts, lambda: self.homing.policy.home, self.wakeup.set)
-        self.pipeline = Pipeline(parts, self.gate, self.homing, self.recoveries, self.approvals)
-        self.effects = Effects(parts, self.runs, standups, self.recoveries)
+        self.gathering = Gatherer(parts, self.gate)
+        self.interpreter = Interpreter(
+            parts, self.intake, self.gate, self.runs, Standups(parts), self.approvals
+        )
         self.systemd = SystemdNotifier()
         self._reload_requested = self._rescan_requested = False
         self._last_status = ""
@@ -174,9 +177,13 @@ class Daemon:
 
     def recover(self) -> None:
         """Answer what a crash left unanswered, each in a batch of one (rule 3)."""
-        for plan in self.recoveries.at_start():
-            assert not isinstance(plan, plans.Nothing | plans.Wait | plans.Quiet)
-            self._in_batch_of_one(plan)
+        recovery.remove_temps(self.parts.hub, self.parts.log)
+        for row in self.parts.ledger.unfinished():
+            facts = self.gathering.recovered(row)
+            plan = handle(facts, self._policy(), self._now())
+            assert isinstance(plan, Plan)
+            if plan.effects:
+                self._in_batch_of_one(plan, Input(row.lane, row.file, None))
 
     def process_due(self, now: float) -> None:
         """Handle every candidate whose wait is over and that has not changed meanwhile (rule 3)."""
@@ -219,19 +226,12 @@ class Daemon:
         return [(where, kind) for where, kind in batch.inputs if where in undone]
 
     def _handle(self, batch: Batch, lane: str, entry: Entry, kind: Kind) -> None:
-        """Plan one input and carry the plan out in `batch` (rules 2 and 4)."""
+        """Gather one input's facts, handle them, carry the plan out in `batch` (rules 2 and 4)."""
         parts = self.parts
         try:
-            plan = self.pipeline.plan(lane, entry, kind, time.monotonic())
-            match plan:
-                case plans.Nothing():
-                    pass
-                case plans.Wait(signature, until):
-                    self.intake.defer((lane, entry.name), signature, until=until, kind=kind)
-                case plans.Quiet(signature):
-                    self.intake.quiet((lane, entry.name), signature)
-                case _:
-                    self.effects.carry_out(batch, plan)
+            facts = self.gathering.arrival(lane, entry, kind, self.homing.policy)
+            plan = self._plan(facts)
+            self.interpreter.execute(batch, plan, facts.input, entry.signature, kind)
         except Exception:  # one bad input must never stop the loop
             parts.log.bind(lane=lane, file=entry.name).exception("envelope.failed")
             self._failed((lane, entry.name), f"{lane}/{entry.name}: handling failed")
@@ -241,10 +241,36 @@ class Daemon:
         self.intake.failed(where)
         self.parts.health.failed(reason)
 
-    def _in_batch_of_one(self, plan: plans.Plan) -> None:
+    def _plan(self, facts: Facts) -> Plan:
+        """The handler's plan for `facts`, with whatever more it asks for (at most twice)."""
+        policy, now = self._policy(), self._now()
+        planned = handle(facts, policy, now)
+        for _ in range(2):
+            if not isinstance(planned, Ask):
+                break
+            assert isinstance(facts, Arrival)
+            facts = self.gathering.answer(facts, planned, self.homing)
+            planned = handle(facts, policy, now)
+        assert isinstance(planned, Plan), planned
+        return planned
+
+    def _policy(self) -> Policy:
+        config = self.parts.config
+        return Policy(
+            self.homing.policy,
+            config.watcher,
+            config.summarizer is not None,
+            config.auth.sig_grace,
+            config.auth.namespace,
+        )
+
+    def _now(self) -> Now:
+        return Now(self.parts.clock.wall(), time.monotonic())
+
+    def _in_batch_of_one(self, plan: Plan, input: Input) -> None:
         batch = self.parts.commits.open(stage=False)
         try:
-            self.effects.carry_out(batch, plan)
+            self.interpreter.execute(batch, plan, input)
         finally:
             self._commit(batch)  # what was done is committed, as for any batch
 
@@ -252,9 +278,10 @@ class Daemon:
         """Answer finished jobs, each in a batch of one: an outcome is committed at once."""
         for done in self.runs.collect():
             try:
-                self._in_batch_of_one(self.runs.finished(done))
+                facts = self.gathering.finished(done, self.runs.settle(done))
+                self._in_batch_of_one(self._plan(facts), facts.input)
             except Exception:  # the loop outlives a failed reply; the next start resumes it
-                done.job.input.log.exception("job.failed")
+                done.job.log.exception("job.failed")
                 self.parts.health.failed(f"{done.job.key}: its reply failed")
 
     # -- health, reload, shutdown ----------------------------------------------------------
@@ -306,7 +333,7 @@ class Daemon:
             parts.health.failed(f"reload failed: {error}")
             return
         self.parts = parts = replace(parts, config=config)  # rule 7; the policy is decided below
-        for module in (self.homing, self.runs, self.recoveries, self.approvals, self.pipeline, self.effects):
+        for module in (self.homing, self.runs, self.approvals, self.gathering, self.interpreter):
             module.reconfigure(parts)
         parts.notifier.configure(config.notify, sinks)
         self.intake.reconfigure(settle=config.settle)

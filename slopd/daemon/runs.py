@@ -22,19 +22,18 @@ import shutil
 from collections.abc import Callable, Hashable
 from pathlib import Path
 
-from slopd.core import assets, replies, summary
+from slopd.core import assets
 from slopd.core import outcome as outcomes
 from slopd.core.envelope import Envelope, to_json
-from slopd.core.ids import reply_id
-from slopd.core.outcome import RunResult
+from slopd.core.facts import Input
+from slopd.core.outcome import Outcome, RunResult
 from slopd.core.targets import EXECUTOR, Target, TargetKind
 from slopd.daemon.batch import Where
 from slopd.daemon.jobs import SUMMARIZER, Finished, Job, JobPool, Ran, Work
 from slopd.daemon.parts import Parts
-from slopd.daemon.plans import Answer, Input, Plan, Reply
-from slopd.daemon.standups import REFUSED, Standups
 from slopd.shell import executor, fs
 from slopd.shell.config import Command, Config
+from slopd.shell.log import Logger
 
 SUMMARIZER_TIMEOUT = 120.0
 SUMMARIES_AT_ONCE = 2
@@ -46,8 +45,8 @@ def limits(config: Config) -> dict[Hashable, int]:
 
 
 class Runs:
-    def __init__(self, parts: Parts, wake: Callable[[], None], standups: Standups) -> None:
-        self.parts, self.standups = parts, standups
+    def __init__(self, parts: Parts, wake: Callable[[], None]) -> None:
+        self.parts = parts
         self._in_flight: set[Where] = set()  # inputs whose job is queued or running
         self.pool = JobPool(limits(parts.config), wake=wake, before_start=self._before_start)
 
@@ -73,14 +72,13 @@ class Runs:
             self._in_flight.discard(job.input.where)
 
     def run_dir(self, envelope_id: str) -> Path:
-        return self.parts.state_dir / "runs" / envelope_id.lower()
+        return run_folder(self.parts.state_dir, envelope_id)
 
-    def execute(self, envelope: Envelope, target: Target, input: Input) -> None:
-        """Queue an execution (called once its `queued` row is committed)."""
-        self._submit(Job(Work.EXECUTE, envelope, input, target, self._run))
-
-    def summarize(self, envelope: Envelope, input: Input) -> None:
-        self._submit(Job(Work.SUMMARIZE, envelope, input, None, self._run))
+    def start(self, envelope: Envelope, target: Target | None, input: Input, log: Logger) -> None:
+        """Queue an execution of `target`, or the summarizer (None), once the batch that decided
+        it is committed (`core.plans.Start`)."""
+        work = Work.EXECUTE if target is not None else Work.SUMMARIZE
+        self._submit(Job(work, envelope, input, log, target, self._run))
 
     def _submit(self, job: Job) -> None:
         self._in_flight.add(job.input.where)
@@ -102,7 +100,7 @@ class Runs:
         if job.work is Work.EXECUTE:
             assert job.target is not None
             self.parts.ledger.mark_executing(job.key, now=self.parts.clock.stamp())
-            job.input.log.info("execution.started", target=job.target.label)
+            job.log.info("execution.started", target=job.target.label)
 
     def _run(self, job: Job) -> Ran:
         """In a worker thread: run the job's command for its envelope (rules 1-3)."""
@@ -158,43 +156,25 @@ class Runs:
             copied.append(target)
         return copied
 
-    def finished(self, done: Finished) -> Plan:
-        """On the main loop: what a finished job comes to (rule 4 for executions)."""
-        job, result, parts = done.job, done.ran.result, self.parts
-        envelope = job.envelope
-        row = parts.ledger.get(job.key)
-        sent = row.replies if row is not None else ()
+    def settle(self, done: Finished) -> Outcome | None:
+        """On the main loop, rule 4: an execution's outcome, logged and committed on its own
+        before anything is answered (None for a summary: the handler answers its text)."""
+        job, result = done.job, done.ran.result
         if job.work is Work.SUMMARIZE:
-            text = outcomes.summary_of(result)
-            if text is None:
-                job.input.log.warning(
-                    "summarizer.failed", exit_code=result.exit_code, timed_out=result.timed_out
-                )
-            text = (text if text is not None else summary.summarize(envelope)) + "\n"
-            note = (
-                self.standups.note(envelope, job.input.log)
-                if reply_id(job.key, "result") not in sent
-                else None
-            )
-            reply = replies.result(
-                answering=envelope.id,
-                to=envelope.sender,
-                text=text if note is None else f"{text}\n{note.text}",
-                mode="discuss",
-                watcher=parts.config.watcher,
-                now=parts.clock.wall(),
-                refused=REFUSED if note is not None and note.refused else None,
-            )
-            return Reply(job.input, job.key, reply, sent, envelope)
-        outcome = outcomes.of_run(
-            result, timeout=done.ran.timeout, files=fs.has_files(self.run_dir(job.key) / "out")
-        )
-        job.input.log.info(
+            return None
+        out = run_folder(self.parts.state_dir, job.key) / "out"
+        outcome = outcomes.of_run(result, timeout=done.ran.timeout, files=fs.has_files(out))
+        job.log.info(
             "execution.finished",
             exit_code=result.exit_code,
             timed_out=result.timed_out,
             cancelled=result.cancelled,
             outcome="result" if isinstance(outcome, outcomes.Produced) else "error",
         )
-        parts.ledger.mark_finished(job.key, outcome, now=parts.clock.stamp())
-        return Answer(job.input, job.key, envelope.id, envelope.sender, outcome, True, sent, envelope)
+        self.parts.ledger.mark_finished(job.key, outcome, now=self.parts.clock.stamp())
+        return outcome
+
+
+def run_folder(state: Path, envelope_id: str) -> Path:
+    """Rule 3: `STATE/runs/ID/` (the id in its lower-case form, the one ids compare by)."""
+    return state / "runs" / envelope_id.lower()

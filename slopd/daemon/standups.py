@@ -1,10 +1,12 @@
-"""Standing Standups, from the daemon's side: which envelopes touch one, and what their reply adds.
+"""Standing Standups, from the daemon's side: applying a change the handler planned, and what the
+reply says of it.
 
 Rules (SPEC §10):
-1. Only a `handoff` or `handshake` whose front matter carries `project:` touches a standup;
-   every other envelope, and these without `project:`, are handled as before.
-2. A handoff's body is filed as one MEP entry (`handoff.board`), which tags its `from` out; a
-   handshake tags its `from` in. Both run on the main loop, before the reply is written, so
+1. Only a `handoff` or `handshake` whose front matter carries `project:` touches a standup
+   (`core.answers.standup` makes the `core.plans.Standup` change); this applies it.
+2. A handoff's body is filed as one MEP entry (`handoff.board`, which reads the file again first
+   and never loses a human's edit), which tags its `from` out; a handshake tags its `from` in
+   (at the change's `since`). Both run on the main loop, before the reply is written, so
    the order of effects is the standup, the reply, the ledger, the archive; each change is
    idempotent, so an input redone after a crash never files its entry twice.
 3. A standup that cannot be written is handled like a reply that cannot be written: the
@@ -19,7 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from slopd.core.envelope import Envelope
+from slopd.core.plans import Standup
 from slopd.daemon.parts import Parts
 from slopd.handoff import digest, standup
 from slopd.handoff.board import Board
@@ -39,20 +41,17 @@ REFUSED = "standup"  # the reply's `refused:` value when the standup refused the
 
 class Standups:
     def __init__(self, parts: Parts) -> None:
-        self.parts = parts
         self.board = Board(parts.hub)
 
-    def note(self, envelope: Envelope, log: Logger) -> Note | None:
-        """Rule 2: carry out what `envelope` does to its standup; the reply's paragraph about it."""
-        project = envelope.extra.get("project")
-        if envelope.type not in ("handoff", "handshake") or project is None:
-            return None
+    def apply(self, change: Standup, log: Logger) -> Note:
+        """Rule 2: carry `change` out; the reply's paragraph about it."""
+        project, envelope = change.project, change.envelope
         if not isinstance(project, str) or standup.PROJECT.fullmatch(project) is None:
             log.warning("standup.refused", project=str(project), reason="not a project name")
             return Note(digest.refused_project(project), refused=True)
         try:
             if envelope.type == "handshake":
-                text = self.board.tag_in(project, envelope.sender, self.parts.clock.stamp())
+                text = self.board.tag_in(project, envelope.sender, change.since)
                 log.info("standup.tagged_in", project=project, seat=envelope.sender)
                 return Note(digest.tagged_in(project, envelope.sender, text))
             filed = self.board.file_handoff(project, envelope.sender, envelope.body.lstrip("\r\n"))

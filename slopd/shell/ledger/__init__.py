@@ -36,12 +36,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from slopd.core import outcome as outcomes
-from slopd.core.lifecycle import Status
+from slopd.core.lifecycle import Row, Status
 from slopd.core.notes import Note
 from slopd.core.outcome import Outcome
 from slopd.core.targets import Target
@@ -50,26 +49,6 @@ from slopd.shell.ledger.writelock import write_lock
 from slopd.shell.ledger.writes import Writes, storable
 
 LedgerError = sql.Error  # what a failed statement raises
-
-
-@dataclass(frozen=True, slots=True)
-class Row:
-    key: str
-    id: str | None
-    lane: str
-    file: str
-    sha256: str
-    type: str | None
-    sender: str | None
-    mode: str | None
-    decision: str | None
-    status: Status
-    outcome: Outcome | None
-    replies: tuple[str, ...]
-    archive: str | None
-    received_at: str
-    updated_at: str
-    target: Target | None
 
 
 def _row(values: sql.Row) -> Row:
