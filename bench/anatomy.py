@@ -16,7 +16,8 @@ counted with `sys.setprofile`, nothing is replaced):
                slopd functions ("stops"), the modules they are in, and how many times control
                came back into the module that carries plans out from another slopd module
   parses       `core.envelope.parse` calls per envelope: one POSTed to /v1/envelopes until its
-               reply is in outbox/, and one dropped into inbox/ the same way
+               reply is in outbox/, one sent by an MCP seat in the daemon's process (`/mcp`),
+               and one dropped into inbox/, each followed the same way
 """
 
 from __future__ import annotations
@@ -265,12 +266,32 @@ async def served(opened: Any, token: str, found: dict[str, int]) -> None:
                 await asyncio.to_thread(until, reply.exists)
                 await asyncio.to_thread(until, functools.partial(gone, dropped))
                 found[path] = COUNTED[0]
+        found["mcp"] = await asyncio.to_thread(seat_send, opened)
     finally:
         stop.set()
         daemon.wakeup.set()
         thread.join(timeout=30)
         service.doorbell.close()
         service.receipts.close()
+
+
+def seat_send(opened: Any) -> int:
+    """The MCP seat's `slop_send` in the daemon's process (what `/mcp` runs), until answered."""
+    from slopd.transport.mcp.seat import Seat  # noqa: PLC0415
+
+    kwargs = {"arrived": opened.arrived}
+    if hasattr(opened, "admit"):
+        kwargs["admit"] = opened.admit
+    seat = Seat(opened.hub, opened.state, "bob", opened.config, **kwargs)
+    try:
+        COUNTED[0] = 0
+        sent = seat.send(type="query", to="watcher", body="What is left?\n")
+        reply = opened.root / "outbox" / f"{sent['id'].lower()}.result.md"
+        until(reply.exists)
+        until(functools.partial(gone, opened.root / "inbox" / f"{sent['id']}.md"))
+        return COUNTED[0]
+    finally:
+        seat.close()
 
 
 def main() -> None:
@@ -305,7 +326,9 @@ def main() -> None:
         for module, count in plan["by_module"].most_common():
             print(f"  {count:4d} {module}")
     counted = parses()
-    print(f"parses per envelope: HTTP {counted['http']}, folder {counted['folder']}")
+    print(
+        f"parses per envelope: HTTP {counted['http']}, MCP seat {counted['mcp']}, folder {counted['folder']}"
+    )
 
 
 if __name__ == "__main__":

@@ -25,6 +25,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
 
+from slopd.core.admission import Admit, unheard
 from slopd.core.errors import UsageError
 from slopd.core.layout import BELL_FILE, LEDGER_FILE, LOG_FILE
 from slopd.core.orders import Trust
@@ -92,6 +93,7 @@ class App:
     lock_fd: int
     bell: Bell = field(default_factory=Bell)  # rung after each ledger commit (the reply feed waits on it)
     arrived: Callable[[str, str], None] = lambda _lane, _name: None  # the running daemon's `Arrivals.arrived`
+    admit: Admit = unheard  # its `Arrivals.admit`: the HTTP and MCP intake's admissions (admission rule 7)
     notices: Notices = field(default_factory=Notices)  # the console's replies, for the daemon's loop
     watched: list[Reloading[Any]] = field(default_factory=list)  # other trusted files (tokens): re-read
 
@@ -134,6 +136,7 @@ class App:
         )
         daemon = Daemon(parts, trusted=self.trusted, reload=self.reload_config, notices=self.notices)
         self.arrived = daemon.arrivals.arrived  # in-process writers (HTTP) say a file is complete
+        self.admit = daemon.arrivals.admit
         return daemon
 
     def close(self) -> None:

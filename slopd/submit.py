@@ -10,7 +10,8 @@ Rules:
    bytes but for the id.
 2. `drop` refuses bytes the daemon would refuse — the same strict parser, `EnvelopeError`
    with every reason, nothing written — then writes them atomically into `inbox/ID.md`,
-   never replacing a file that is there (FileExistsError).
+   never replacing a file that is there (FileExistsError). Bytes a surface already admitted
+   are not parsed again (`core.admission` rule 7).
 3. The terminal reply of a handshake or note is its `ack`; of any other request, its
    `result` or `error`; a reply (`ack`, `result`, `error`) gets none.
 4. `await_reply` is woken by the filesystem (`shell.waker`: a watch on `outbox/`), looks once
@@ -100,9 +101,10 @@ def attach(hub: Hub, source: Path) -> Asset:
     return Asset(reference[0].name, digest)
 
 
-def drop(hub: Hub, data: bytes, *, name: str) -> Envelope:
-    """Rule 2: validate `data` as the daemon would, then drop it into `inbox/` under `name`."""
-    envelope = parse(data, name=name)
+def drop(hub: Hub, data: bytes, *, name: str, admitted: Envelope | None = None) -> Envelope:
+    """Rule 2: validate `data` as the daemon would, then drop it into `inbox/` under `name`
+    (`admitted`: what admission already parsed these very bytes to — not parsed again)."""
+    envelope = admitted if admitted is not None else parse(data, name=name)
     hub.write("inbox", name, data, replace=False)
     return envelope
 

@@ -18,11 +18,15 @@ Rules, in order — the first that applies decides:
 6. Anything else is `New`.
 Rules 1-2 need only the bytes (`examine`); 3-6 the id's record too (`judge`), which the caller
 looks up between the two. A refusal never claims the id: the sender may send it again corrected.
+7. Bytes are examined once per process: a surface in the daemon's process hands its `Examined`
+   to the daemon just before it writes the file (`Admit`); the daemon takes it for the file it
+   reads when the sha256 is the same, and parses nothing again.
 """
 
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -69,6 +73,13 @@ class Replay:
 
 
 Judgement = New | Replay | Refused
+
+
+Admit = Callable[[str, str, Examined], None]  # rule 7: (lane, name, what its bytes were admitted as)
+
+
+def unheard(lane: str, name: str, examined: Examined) -> None:
+    """An `Admit` for when no daemon runs in this process: nobody to tell."""
 
 
 def examine(

@@ -12,14 +12,19 @@ Rules:
 5. Inputs whose job is queued or running are not candidates.
 6. A lane that is missing — at start, or gone since — is created again before the watcher
    starts and at each scan (SPEC §7), and the watcher restarted to watch it.
+7. A writer in this process (the HTTP and MCP intake) hands on the admission of what it is
+   about to write (`admit`, `core.admission` rule 7): kept until the file is read (`admitted`),
+   at most `MAX_ADMITTED` of them (the oldest are dropped: that file is then parsed again).
 """
 
 from __future__ import annotations
 
 import queue
+import threading
 import time
 from collections.abc import Callable
 
+from slopd.core.admission import Examined
 from slopd.core.intake import Hint, Intake, Oldest
 from slopd.core.layout import INPUT_LANES
 from slopd.core.names import Kind, classify, order_of
@@ -30,6 +35,7 @@ from slopd.shell.lanes import Entry, signature_of
 from slopd.shell.watcher import Notice, Watcher
 
 MAX_CANDIDATES = 1000
+MAX_ADMITTED = 10_000
 REVIVE_PAUSE = 5.0  # seconds between two restarts of a watcher that will not stay up
 
 
@@ -47,6 +53,8 @@ class Arrivals:
         self.watcher: Watcher | None = None
         self.backlog = False  # the last scan left inputs for the next one
         self._revive_at = 0.0
+        self._admitted: dict[Where, Examined] = {}  # rule 7, filled from other threads
+        self._admitting = threading.Lock()
 
     # -- the watcher -----------------------------------------------------------------------
 
@@ -76,6 +84,21 @@ class Arrivals:
         """A writer in this process says `lane/name` is complete (`Hint.ARRIVED`); any thread."""
         self.notices.put((lane, name, Hint.ARRIVED))
         self.wake()
+
+    def admit(self, lane: str, name: str, examined: Examined) -> None:
+        """Rule 7: a writer in this process is about to write `lane/name`, admitted as `examined`;
+        any thread."""
+        with self._admitting:
+            if len(self._admitted) >= MAX_ADMITTED:
+                del self._admitted[next(iter(self._admitted))]
+            self._admitted[(lane, name)] = examined
+
+    def admitted(self, where: Where) -> Examined | None:
+        """Rule 7: the admission handed on for `where`, once (None: none)."""
+        if not self._admitted:
+            return None
+        with self._admitting:
+            return self._admitted.pop(where, None)
 
     def healthy(self) -> bool:
         return self.watcher is None or self.watcher.healthy()

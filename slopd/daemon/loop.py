@@ -229,7 +229,8 @@ class Daemon:
         """Gather one input's facts, handle them, carry the plan out in `batch` (rules 2 and 4)."""
         parts = self.parts
         try:
-            facts = self.gathering.arrival(lane, entry, kind, self.homing.policy)
+            admitted = self.arrivals.admitted((lane, entry.name))
+            facts = self.gathering.arrival(lane, entry, kind, self.homing.policy, admitted)
             plan = self._plan(facts)
             self.interpreter.execute(batch, plan, facts.input, entry.signature, kind)
         except Exception:  # one bad input must never stop the loop

@@ -65,6 +65,7 @@ class Desks:
                     trust=self.trust,
                     waker=self.waker,
                     arrived=lambda lane, file: self.app.arrived(lane, file),  # noqa: PLW0108  # late: set when the daemon is built
+                    admit=lambda lane, file, examined: self.app.admit(lane, file, examined),  # noqa: PLW0108  # late, too
                 )
                 self._seats[name] = found
             return found

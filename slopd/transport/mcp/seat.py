@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from slopd import submit
+from slopd.core.admission import Admit, unheard
 from slopd.core.envelope import ID_PATTERN, Envelope, EnvelopeError, parse, render
 from slopd.core.ids import timestamp
 from slopd.core.layout import LANES, LEDGER_FILE
@@ -69,13 +70,14 @@ class Seat:
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
         token: Callable[[], str] = submit.random_token,
         arrived: Callable[[str, str], None] = lambda _lane, _name: None,
+        admit: Admit = unheard,
     ) -> None:
         self.hub, self.state, self.seat, self.config, self.trust = hub, state, seat, config, trust
         state.mkdir(parents=True, exist_ok=True, mode=0o700)
         self.ledger = Ledger(state / LEDGER_FILE)  # makes the schema if no daemon has; reads notes
         self.receipts = Receipts(state / LEDGER_FILE)
         self.cursors = Cursors(state / LEDGER_FILE)
-        self.intake = Intake(hub, self.receipts, config.max_envelope_bytes, clock, arrived)
+        self.intake = Intake(hub, self.receipts, config.max_envelope_bytes, clock, arrived, admit=admit)
         self.waker = waker or Waker(hub.root, state / LEDGER_FILE)
         self.clock, self.token = clock, token
 

@@ -7,6 +7,8 @@ Rules:
    other than the token's seat 403 — and nothing is written. Markdown goes to `inbox/ID.md`,
    the JSON form to `inbox/ID.json`, through `submit.drop`'s atomic, never-clobbering write:
    the bytes the daemon reads are the bytes that were posted. Nothing is written elsewhere.
+   The bytes are parsed once: `drop` takes the admitted envelope, and the daemon is handed it
+   (`admit`) before the file is written (admission rule 7).
 2. An `Idempotency-Key`, when sent, must be the id (400).
 3. Order of effects: receipt `writing` (durable) → file → receipt `written` → 202. A resend
    finds the receipt: the same bytes are a replay (200, `replayed`), other bytes a conflict
@@ -55,9 +57,10 @@ class Intake:
         clock: Callable[[], datetime],
         arrived: Callable[[str, str], None] = lambda _lane, _name: None,
         received: Callable[[str], None] = lambda _key: None,
+        admit: admission.Admit = admission.unheard,
     ) -> None:
         self.hub, self.receipts, self.limit, self.clock = hub, receipts, limit, clock
-        self.arrived, self.received = arrived, received
+        self.arrived, self.received, self.admit = arrived, received, admit
 
     def accept(self, seat: str, data: bytes, *, json_form: bool, idempotency_key: str | None) -> Accepted:
         """Rules 1-4; a refusal is a `Problem`."""
@@ -91,8 +94,9 @@ class Intake:
         if isinstance(new, Refused):
             self.receipts.forget(envelope.key)
             raise refusal(new)
+        self.admit("inbox", file, examined)  # before the watcher can see the file
         try:
-            submit.drop(self.hub, data, name=file)
+            submit.drop(self.hub, data, name=file, admitted=envelope)
         except FileExistsError:
             there = self.hub.read("inbox", file, self.limit)
             there_sha = hashlib.sha256(there.data).hexdigest() if isinstance(there, Contents) else ""
