@@ -240,7 +240,11 @@ async def served(opened: Any, token: str, found: dict[str, int]) -> None:
     import httpx2  # noqa: PLC0415
 
     from slopd.transport.server.app import build  # noqa: PLC0415
-    from slopd.transport.server.serve import make_service  # noqa: PLC0415
+
+    try:
+        from slopd.transport.assembly import make_service  # noqa: PLC0415
+    except ImportError:  # a tree from before issue 28
+        from slopd.transport.server.serve import make_service  # type: ignore[attr-defined,no-redef]  # noqa: PLC0415
 
     root, stop = opened.root, threading.Event()
     service = make_service(opened)

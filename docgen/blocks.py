@@ -11,7 +11,7 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
-from docgen import admission, cli, config, events, http, mcp
+from docgen import admission, cli, config, events, http, mcp, modules
 
 ROOT = Path(__file__).resolve().parent.parent
 REGENERATE = "make docs-refs"  # the one command that rewrites them (python -m docgen)
@@ -24,6 +24,8 @@ BLOCKS: dict[str, tuple[str, Callable[[], str]]] = {  # name: (page, relative to
     "http endpoints": ("docs/reference/http.md", http.endpoints),
     "http": ("docs/reference/http.md", http.reference),
     "log events": ("docs/reference/log-events.md", events.reference),
+    "contracts": ("docs/design.md", modules.contract_list),
+    "module map": ("docs/design.md", modules.module_map),
 }
 _BLOCK = re.compile(
     r"(<!-- generated: (?P<name>[^>]+?) -->\n)(?P<body>.*?)(<!-- end generated -->)", re.DOTALL

@@ -12,7 +12,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from docgen import blocks, config, events, http, mcp
+from docgen import blocks, config, events, http, mcp, modules
 from docgen.__main__ import main
 from slopd.cli import parser as parser_module
 from slopd.cli.examples import EXAMPLES
@@ -157,6 +157,37 @@ def test_events_the_handler_plans_as_data_are_listed(tmp_path: Path) -> None:
     assert sorted(found) == ["thing.held", "thing.moved"]
     assert (found["thing.held"].levels, found["thing.held"].fields) == ({"warning"}, {"reason"})
     assert (found["thing.moved"].levels, found["thing.moved"].fields) == ({"info"}, {"sidecar", "resumed"})
+
+
+def test_the_design_pages_module_map_lists_every_module_of_slopd() -> None:
+    """`docgen.modules` rule 1: each module's file name appears under its package's heading."""
+    text = (Path(__file__).resolve().parents[1] / "docs" / "design.md").read_text(encoding="utf-8")
+    block = text.split("<!-- generated: module map -->", 1)[1].split("<!-- end generated -->", 1)[0]
+    package = Path(__file__).resolve().parents[1] / "slopd"
+    for path in package.rglob("*.py"):
+        if path.name == "__init__.py":
+            heading = path.parent.relative_to(package.parent).as_posix() + "/"
+            assert f"\n{heading}" in block, heading
+        elif path.parent == package:
+            assert f"\nslopd/{path.name}" in block, path
+        else:
+            assert f"\n  {path.name} " in block, path
+    assert "`slopd.core` may not import `sqlite3`" in text  # the contracts, listed from pyproject.toml
+
+
+def test_a_module_without_a_docstring_stops_the_module_map(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`docgen.modules` rule 2: the map names the module that says nothing of itself."""
+    folder = tmp_path / "slopd" / "core"
+    folder.mkdir(parents=True)
+    (folder / "__init__.py").write_text("", encoding="utf-8")
+    (folder / "good.py").write_text('"""Does one thing. Its rules follow."""\n', encoding="utf-8")
+    monkeypatch.setattr(modules, "ROOT", tmp_path)
+    assert modules._folder(folder) == ["slopd/core/", "  good.py                Does one thing."]
+    (folder / "mute.py").write_text("x = 1\n", encoding="utf-8")
+    with pytest.raises(modules.ModuleError, match=r"slopd/core/mute.py has no docstring"):
+        modules._folder(folder)
 
 
 def test_a_page_without_its_marker_is_an_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

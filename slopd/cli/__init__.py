@@ -4,9 +4,20 @@ Exit status: 0 success, 1 a negative answer (invalid, not found, no reply in tim
 or set-up error (`core.errors.SetupError`, or an OSError), 130 interrupted. Every error
 message names the command, the file and the reason.
 
-The commands live by what they touch: `hubs` (init, run, status, tail, notes), `envelopes`
-(send, validate), `keys` (keygen, sign, verify), `operating` (doctor, service); `parser`
-holds every option.
+`parser` holds every option, built from `core.vocabulary` alone; each command names its handler
+`module:function`, imported only when that command runs, so a per-message command pays for
+nothing else (`tests/test_command_imports.py`). The modules it may name are the ones imported
+below under `TYPE_CHECKING` — never at run time, but seen by import-linter and mypy, so the
+layers contract checks them as it checks everything else (`tests/test_cli.py` holds the parser's
+handlers to this list):
+
+    hubs       init, hub home, status, tail, notes      daemon     run
+    messages   send                                     envelopes  validate
+    keys       keygen, sign, verify                     operating  doctor, service install
+    handoff    handoff …                                standup    standup
+    tokens     token add, token revoke                  console    console enroll
+    mcp        mcp                                      hooks      hook
+    wake       wait                                     baton      baton …
 """
 
 from __future__ import annotations
@@ -14,9 +25,28 @@ from __future__ import annotations
 import importlib
 import sys
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from slopd.cli import parser as parser_module
 from slopd.core.errors import SetupError
+
+if TYPE_CHECKING:  # the command modules (see above): imported when their command runs
+    from slopd.cli import (  # noqa: F401
+        baton,
+        console,
+        daemon,
+        envelopes,
+        handoff,
+        hooks,
+        hubs,
+        keys,
+        mcp,
+        messages,
+        operating,
+        standup,
+        tokens,
+        wake,
+    )
 
 
 def _handler(spec: str) -> Callable[..., int]:

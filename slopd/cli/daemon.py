@@ -26,10 +26,13 @@ _HTTP_EXTRA = "slopd run --http needs the HTTP extra: pip install 'slopd[http]'"
 
 def _http_server(hub: app.App, address: str) -> HttpServer:
     try:
-        from slopd.transport.server import serve  # noqa: PLC0415  # starlette, uvicorn: only with --http
+        from slopd.transport import assembly  # noqa: PLC0415  # starlette, uvicorn: only with --http
+        from slopd.transport.server import serve  # noqa: PLC0415
     except ImportError as missing:
         raise UsageError(f"{_HTTP_EXTRA} ({missing.name} is not installed)") from None
-    return serve.HttpServer(hub, serve.parse_address(address))
+    where = serve.parse_address(address)
+    serve.check_exposure(where, hub.config.http)  # before anything is built for it
+    return serve.HttpServer(hub, where, assembly.make_service(hub, where.host))
 
 
 def _say_the_trap(hub: app.App) -> None:

@@ -1,5 +1,6 @@
-"""What answering one input writes, as effects in SPEC §7's order: the rules `daemon.effects` kept
-before it became an interpreter (`daemon.interpreter`). Pure.
+"""What answering one input writes, as effects in SPEC §7's order. Pure.
+
+These were the rules of `daemon.effects` before it became an interpreter (`daemon.interpreter`).
 
 Rules (for one input):
 1. A new input is recorded (`received`) before anything is written for it.

@@ -17,8 +17,8 @@ from slopd import app
 from slopd.core import envelope as envelopes
 from slopd.core.admission import Examined, examine
 from slopd.daemon.gathering import Gatherer
+from slopd.transport.assembly import make_service
 from slopd.transport.mcp.seat import Seat
-from slopd.transport.server.serve import make_service
 from tests.conftest import HubDir, envelope_text, wait_for
 from tests.transport.http_rig import with_tokens
 

@@ -16,8 +16,8 @@ from starlette.testclient import TestClient
 
 from slopd import app
 from slopd.core import origins
+from slopd.transport.assembly import make_service
 from slopd.transport.server.app import Service, build
-from slopd.transport.server.serve import make_service
 from tests.conftest import HubDir
 from tests.mcp.test_stdio_and_http import INITIALIZE, MCP_HEADERS
 from tests.transport.http_rig import bearer, markdown, problem, with_tokens

@@ -28,8 +28,8 @@ import httpx2
 
 from slopd import app
 from slopd.transport import tokens as token_file
+from slopd.transport.assembly import make_service
 from slopd.transport.server.app import Service, build
-from slopd.transport.server.serve import make_service
 from tests.conftest import HubDir, RunningDaemon, envelope_text
 
 

@@ -42,10 +42,10 @@ from slopd import app
 from slopd.core.layout import LEDGER_FILE
 from slopd.shell.version import version
 from slopd.transport import tokens as token_file
+from slopd.transport.assembly import make_service
 from slopd.transport.problems import TITLES
 from slopd.transport.ratelimit import Allowance, Limiter
 from slopd.transport.server.app import Service, build
-from slopd.transport.server.serve import make_service
 from tests.conftest import HubDir, hub_env, toml_string
 from tests.test_baton_pack import letter, state
 from tests.transport.http_rig import bearer, markdown, with_tokens

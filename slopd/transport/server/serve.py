@@ -24,19 +24,9 @@ from dataclasses import dataclass
 import uvicorn
 
 from slopd.app import App
-from slopd.baton import summarizer
-from slopd.baton.store import Store
 from slopd.core.errors import UsageError
-from slopd.core.layout import LEDGER_FILE
 from slopd.shell.config import Http
-from slopd.shell.ledger.receipts import Receipts
-from slopd.shell.log import Logger
-from slopd.transport.ratelimit import Limiter
 from slopd.transport.server.app import Service, build
-from slopd.transport.server.auth import Seats
-from slopd.transport.server.intake import Intake
-from slopd.transport.server.metrics import Metrics
-from slopd.transport.server.waiting import Doorbell
 
 _START_TIMEOUT = 15.0
 
@@ -82,66 +72,13 @@ def check_exposure(address: Address, http: Http) -> None:
         raise UsageError(f"--http {address.url} is not a loopback address: set [http] tokens first")
 
 
-def make_service(app: App, host: str = "127.0.0.1") -> Service:
-    """The HTTP transport's pieces over an open hub (the tests drive its app in-process)."""
-    http = app.config.http
-    log = app.log.bind(transport="http")
-    receipts = Receipts(app.state / LEDGER_FILE)
-    limit = min(http.max_body or app.config.max_envelope_bytes, app.config.max_envelope_bytes)
-    metrics = Metrics(receipts, app.hub)
-    arrived = lambda lane, name: app.arrived(lane, name)  # noqa: E731, PLW0108  # late: the daemon is built after the server
-    admit = lambda lane, name, examined: app.admit(lane, name, examined)  # noqa: E731, PLW0108  # late, as `arrived`
-    service = Service(
-        hub=app.hub,
-        receipts=receipts,
-        intake=Intake(app.hub, receipts, limit, app.clock, arrived, metrics.received, admit),
-        seats=Seats(http.tokens, log),
-        limiter=Limiter(http.rate_limit),
-        doorbell=Doorbell(app.bell),
-        metrics=metrics,
-        log=log,
-        batons=Store(app.state),
-        watcher=app.config.watcher,
-        summarize=summarizer.configured(app.config),
-    )
-    app.bell.listen(lambda: service.metrics.replies_committed(receipts))
-    _mount_console(app, service, log)
-    if service.seats.watched is not None:
-        app.watched.append(service.seats.watched)  # the daemon looks at it once a second, and at SIGHUP
-    try:
-        from slopd.transport.mcp import mount  # noqa: PLC0415  # /mcp only with the MCP extra
-    except ImportError:
-        log.info(
-            "mcp.unavailable", reason="the MCP extra is not installed: no /mcp (pip install 'slopd[mcp]')"
-        )
-        return service
-    mounted, lifespan, _desks = mount.routes(app, service, host)
-    service.mounted += mounted
-    service.lifespans.append(lifespan)
-    return service
-
-
-def _mount_console(app: App, service: Service, log: Logger) -> None:
-    """The console at `/` (SPEC §15), when its extra is installed."""
-    try:
-        from slopd.transport.console import mount as console  # noqa: PLC0415  # Jinja2, fido2: the console extra
-    except ImportError:
-        log.info(
-            "console.unavailable",
-            reason="the console extra is not installed: no /  (pip install 'slopd[console]')",
-        )
-        return
-    mounted, desk = console.routes(app)
-    service.mounted += mounted
-    service.console = desk
-
-
 class HttpServer:
-    def __init__(self, app: App, address: Address) -> None:
+    def __init__(self, app: App, address: Address, service: Service) -> None:
+        """Serve `service` (`transport.assembly.make_service`) at `address` (rule 1 checked)."""
         http = app.config.http
         check_exposure(address, http)
         self.app, self.address = app, address
-        self.service = make_service(app, address.host)
+        self.service = service
         self.log, self.intake, self.receipts = self.service.log, self.service.intake, self.service.receipts
         config = uvicorn.Config(
             build(self.service),
