@@ -186,6 +186,21 @@ def tree_cpu_seconds(pid: int) -> float:
     return total
 
 
+def tree_cpu_times(pid: int) -> tuple[float, float]:
+    """(user, system) CPU seconds of a process tree from `/proc/PID/stat`: each process's threads,
+    the exited ones too (a thread pool's workers come and go), and its reaped children; tick
+    resolution (`tree_cpu_seconds` sums the live threads only, at ns resolution)."""
+    user = system = 0.0
+    for member in process_tree(pid):
+        try:
+            fields = Path(f"/proc/{member}/stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        user += (int(fields[11]) + int(fields[13])) / TICKS
+        system += (int(fields[12]) + int(fields[14])) / TICKS
+    return user, system
+
+
 def tree_rss_mb(pid: int) -> float:
     total = 0.0
     for member in process_tree(pid):

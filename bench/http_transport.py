@@ -89,6 +89,7 @@ from common import (
     scratch,
     spread,
     tree_cpu_seconds,
+    tree_cpu_times,
 )
 
 SEAT = "bench"
@@ -475,6 +476,8 @@ class Saturation:
     cpu_ms_per_request: float
     drain_s: float
     outcomes: Outcomes
+    user_ms_per_request: float = 0.0  # /proc/PID/stat: every thread, exited ones too
+    system_ms_per_request: float = 0.0
 
 
 def saturate(
@@ -501,7 +504,7 @@ def saturate(
     threads = [threading.Thread(target=worker, args=(number,), daemon=True) for number in range(clients)]
     for thread in threads:
         thread.start()
-    cpu = tree_cpu_seconds(pid)
+    cpu, (user, system) = tree_cpu_seconds(pid), tree_cpu_times(pid)
     began = time.monotonic()
     window["end"] = began + seconds
     barrier.wait()
@@ -511,13 +514,24 @@ def saturate(
             raise SystemExit(f"bench: a client to {url} hung for 120 s after its window")
     elapsed = max(finished) - began
     cpu = tree_cpu_seconds(pid) - cpu
+    user_after, system_after = tree_cpu_times(pid)
     outcomes = Outcomes()
     for one in per_thread:
         outcomes.latencies += one.latencies
         outcomes.statuses.update(one.statuses)
         outcomes.errors.update(one.errors)
     completed = outcomes.statuses[202]
-    return Saturation(completed / elapsed, completed, elapsed, cpu / max(completed, 1) * 1000, 0.0, outcomes)
+    per = 1000 / max(completed, 1)
+    return Saturation(
+        completed / elapsed,
+        completed,
+        elapsed,
+        cpu * per,
+        0.0,
+        outcomes,
+        (user_after - user) * per,
+        (system_after - system) * per,
+    )
 
 
 # -- 2. drop -> reply ----------------------------------------------------------------------------
@@ -764,16 +778,20 @@ def main() -> int:
                     ms(figures["median"]),
                     ms(figures["p99"]),
                     spread([run.cpu_ms_per_request for run in done], lambda value: f"{value:.2f}"),
+                    spread([run.user_ms_per_request for run in done], lambda value: f"{value:.2f}"),
+                    spread([run.system_ms_per_request for run in done], lambda value: f"{value:.2f}"),
                     spread([run.drain_s for run in done], lambda value: f"{value:.2f}")
                     if name == "slopd"
                     else "-",
                     failures.failures(202),
                 ]
             )
-        headers = ["server", "requests/s", "202s", "p50 ms", "p99 ms", "CPU ms/req", "drain s", "errors"]
+        headers = ["server", "requests/s", "202s", "p50 ms", "p99 ms", "CPU ms/req", "user", "system"]
+        headers += ["drain s", "errors"]
         print(render_table(headers, rows))
         print(
-            "(CPU: the server's process over the window, all threads; slopd's includes its watcher "
+            "(CPU: the server's process over the window, its live threads (schedstat); user, system: "
+            "the same from /proc/PID/stat, every thread, exited ones too; slopd's include its watcher "
             "answering the envelopes meanwhile. drain: the inbox left after the window. floor + "
             "receipt: the floor's drop plus a durable SQLite receipt, for scale, no goal.)",
             flush=True,
@@ -871,6 +889,8 @@ def main() -> int:
                         "completed": run.completed,
                         "seconds": run.seconds,
                         "cpu_ms_per_request": run.cpu_ms_per_request,
+                        "user_ms_per_request": run.user_ms_per_request,
+                        "system_ms_per_request": run.system_ms_per_request,
                         "drain_s": run.drain_s,
                         "latency": percentiles(run.outcomes.latencies),
                         "failures": run.outcomes.failures(202),
