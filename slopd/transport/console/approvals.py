@@ -151,13 +151,14 @@ def sidecar_for(item: Waiting, principal: str) -> str | None:
 def write_signed(hub: Hub, name: str, order: bytes | None, sidecar: str, signature: bytes) -> None:
     """Rule 4: the signature, then (for a draft approved) the order, into `authorized/`.
 
-    Each lands by rename, never by link-then-unlink: the daemon reads a sidecar the moment it
-    appears, and refuses a file with two links. A name already taken is FileExistsError, before
-    anything is written (the lane is the humans'; a race with a human's own `mv` is theirs)."""
+    Each lands by a rename that never replaces (`fs`'s never-clobbering write): the daemon reads
+    a sidecar the moment it appears, whole and with one link. A name already taken is
+    FileExistsError, before anything is written when it can be seen first (the lane is the
+    humans'; a race with a human's own `mv` loses nothing of theirs)."""
     lane = hub.lane_fd("authorized")
     for taken in (sidecar, name) if order is not None else (sidecar,):
         if fs.exists_at(lane, taken):
             raise FileExistsError(taken)
-    fs.atomic_write(lane, sidecar, signature, replace=True)
+    fs.atomic_write(lane, sidecar, signature, replace=False)
     if order is not None:
-        fs.atomic_write(lane, name, order, replace=True)
+        fs.atomic_write(lane, name, order, replace=False)
