@@ -90,6 +90,13 @@ class Input:
     drops: list[tuple[str, bytes]]  # (name, data); an order's .sig is one of them
     copies: list[tuple[str, bytes]] = field(default_factory=list)  # duplicates, conflict copies
 
+    @property
+    def conflicts(self) -> int:
+        """Copies with other bytes under the id: each is refused as a conflict (SPEC §14), one
+        `ID.invalid-…` error each; a copy with the same bytes is a duplicate, answered by nothing."""
+        own = {data for _name, data in self.drops}
+        return sum(1 for _name, data in self.copies if data not in own)
+
 
 @dataclass
 class Report:
@@ -97,6 +104,7 @@ class Report:
     envelopes: int  # distinct inputs (ids and invalid files)
     files: int  # every file dropped: inputs, signatures, duplicates, conflict copies
     copies: int  # duplicates and conflict copies among them
+    conflicts: int  # conflict copies (other bytes under an id) among the copies: refused, not duplicates
     kills: int
     executions: int  # lines in the two journals
     interruptions: int  # executions answered "interrupted, not retried"
@@ -378,6 +386,7 @@ def torture(
         envelopes=len(inputs),
         files=len(drops),
         copies=sum(len(item.copies) for item in inputs),
+        conflicts=sum(item.conflicts for item in inputs),
         kills=len(delays),
         executions=len(executions),
         interruptions=interruptions,
@@ -419,6 +428,8 @@ def check(lab: Lab, inputs: list[Input]) -> list[str]:
     replies: dict[str, dict[str, dict[str, Any]]] = {}  # ident -> reply file -> headers
     by_file = {f"{i.lane}/{name}": i.ident for i in inputs for name, _ in [*i.drops, *i.copies]}
     for path in sorted((hub / "outbox").iterdir()):
+        if path.name == "drafts" and path.is_dir():
+            continue  # where agents' drafts wait for a human (SPEC §2): no reply
         if not path.is_file():
             problems.append(f"outbox/{path.name} is not a reply file")
             continue
@@ -442,6 +453,16 @@ def check(lab: Lab, inputs: list[Input]) -> list[str]:
         got = replies.get(item.ident, {})
         names = set(got)
         ident = item.ident
+        if item.kind in (*TERMINAL, *RUNS):
+            refused = {name for name in names if name.startswith(f"{ident}.invalid-")}
+            if len(refused) != item.conflicts:
+                problems.append(
+                    f"{ident}: {len(refused)} conflict refusals for {item.conflicts} conflict copies"
+                )
+            for name in refused:
+                if "conflict: id " not in got[name]["body"] or got[name].get("type") != "error":
+                    problems.append(f"{ident}: {name} is not a conflict error")
+            names -= refused
         if item.kind in TERMINAL:
             expected = {f"{ident}.{TERMINAL[item.kind]}.md"}
             if names != expected:
@@ -509,11 +530,12 @@ def check_ledger(lab: Lab, inputs: list[Input]) -> list[str]:
             f"extra {sorted(ledgered - valid)[:10]}"
         )
     invalid_inputs = sum(1 for item in inputs if item.kind not in (*TERMINAL, *RUNS))
+    invalid_inputs += sum(item.conflicts for item in inputs)  # refused conflict copies: rows of their own
     invalid_rows = sum(1 for row in rows if row["key"].startswith("invalid:"))
     if invalid_rows != invalid_inputs:
         problems.append(f"ledger: {invalid_rows} invalid rows for {invalid_inputs} invalid files")
     recorded = {row["id"] for row in reply_rows}
-    on_disk = {path.name.removesuffix(".md") for path in (hub / "outbox").iterdir()}
+    on_disk = {path.name.removesuffix(".md") for path in (hub / "outbox").iterdir() if path.is_file()}
     if recorded != on_disk:
         problems.append(
             f"ledger replies differ from outbox/: unrecorded {sorted(on_disk - recorded)[:10]}, "
