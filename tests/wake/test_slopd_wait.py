@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import urllib.request
 
 import pytest
 
@@ -82,11 +83,14 @@ def test_over_url_it_long_polls_the_feed_and_an_envelopes_replies(hub: HubDir) -
     """`--url` with SLOPD_TOKEN: a new reply after the feed's tail; an id's terminal reply; `--after`."""
     tokens = with_tokens(hub, ("alice",))
     env = {**hub.env, "SLOPD_TOKEN": tokens["alice"]}
-    with served(hub) as (_daemon, url):
+    with served(hub) as (daemon, url):
         process = subprocess.Popen(
             [*SLOPD, "wait", "--url", url, "--json", "--timeout", "60"],
             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         )  # fmt: skip
+        # Send only once the waiter has read the feed's tail: "new" is after it, and a reply sent
+        # before a slow start would be old news to it (the feed itself is durable after that).
+        daemon.until(lambda: _tail_read(url), timeout=30)
         send = [*SLOPD, "send", "--url", url, "--type", "query", "--from", "alice", "--to", "watcher", "-"]
         sent = subprocess.run(send, env=env, input="Over HTTP?\n", capture_output=True, text=True, check=True)
         ident = sent.stdout.strip()
@@ -113,6 +117,16 @@ def test_over_url_it_long_polls_the_feed_and_an_envelopes_replies(hub: HubDir) -
             check=False,
         )
         assert none.returncode == 1
+
+
+def _tail_read(url: str) -> bool:
+    """`/metrics` counts a finished `GET /v1/replies` (the waiter's tail)."""
+    with urllib.request.urlopen(f"{url}/metrics", timeout=5) as answer:  # our loopback URL
+        text = answer.read().decode()
+    return any(
+        line.startswith("slopd_http_requests_total") and 'route="/v1/replies"' in line
+        for line in text.splitlines()
+    )
 
 
 def test_the_daemon_writes_its_bell_file_after_each_commit(hub: HubDir) -> None:
