@@ -3,8 +3,11 @@ CLI (SPEC §16; their protocols are `core.hooks`). `slopd hook HOST settings` pr
 configuration for the three events.
 
 Rules:
-1. It reads the host's JSON on stdin and answers JSON on stdout, exit 0. Input it cannot use is
-   exit 1 with every reason on stderr: a hook's non-blocking error — the session goes on.
+1. It reads the host's JSON on stdin and answers JSON on stdout, exit 0. Anything it cannot do —
+   input it cannot use, a hub that is not mounted, no seat, no ledger of a daemon found through
+   the hub (`ops.running`; a hook never makes one) — is exit 1 with the reason on stderr: a
+   hook's non-blocking error, so the session goes on. Never exit 2, which the hosts read as
+   "block": a missing hub must not refuse every prompt, nor keep a session from stopping.
 2. start and prompt: the replies new to the seat (its wake cursor, `transport.wakeups`: they
    are delivered, so `slopd wait` and `slop_wait` do not return them again) and the drafts it
    asked a human to sign — at start every one still in `outbox/drafts/`, at a prompt those not
@@ -26,16 +29,17 @@ import hashlib
 import json
 import os
 import shlex
+import sqlite3
 import sys
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
 from slopd.core import drafts, hooks
 from slopd.core.envelope import PARTY_PATTERN, EnvelopeError, parse
-from slopd.core.errors import UsageError
+from slopd.core.errors import SetupError, UsageError
 from slopd.core.ids import timestamp
 from slopd.core.layout import LEDGER_FILE
-from slopd.shell import defaults
+from slopd.ops import running
 from slopd.shell.fs import Contents
 from slopd.shell.lanes import Hub, LaneError, require_hub
 
@@ -53,14 +57,18 @@ NEW_REPLIES = 10
 def hook(args: argparse.Namespace) -> int:
     if args.event == "settings":
         return _settings(args)
+    said = f"slopd hook {args.host} {args.event}"
     try:
         given = hooks.parse(args.host, args.event, sys.stdin.buffer.read(MAX_INPUT))
+        if not 0 <= args.wait <= MAX_WAIT:
+            raise UsageError(f"--wait {args.wait:g}: give 0 to {MAX_WAIT:g} seconds")
+        output = _answer(args, given)
     except hooks.HookInputError as error:
-        print(f"slopd hook {args.host} {args.event}: {'; '.join(error.reasons)}", file=sys.stderr)
+        print(f"{said}: {'; '.join(error.reasons)}", file=sys.stderr)
         return 1
-    if not 0 <= args.wait <= MAX_WAIT:
-        raise UsageError(f"--wait {args.wait:g}: give 0 to {MAX_WAIT:g} seconds")
-    output = _answer(args, given)
+    except (SetupError, OSError, sqlite3.Error) as error:  # rule 1: never 2, the hosts' "block"
+        print(f"{said}: {error}", file=sys.stderr)
+        return 1
     print(json.dumps(output, ensure_ascii=False))
     return 0
 
@@ -91,9 +99,10 @@ def _answer(args: argparse.Namespace, given: hooks.HookInput) -> dict[str, objec
     from slopd.transport.wakeups import Wakeups  # noqa: PLC0415
 
     seat, root = _seat(args), require_hub(args.hub).absolute()
-    state = defaults.state_dir(root, args.state)
-    state.mkdir(parents=True, exist_ok=True, mode=0o700)
-    path = state / LEDGER_FILE
+    located = running.locate(root, args.state)
+    path = located.state / LEDGER_FILE
+    if not path.is_file():
+        raise SetupError(f"{running.NOT_FOUND} (no ledger at {located.state})")
     ledger, receipts, cursors = Ledger(path), Receipts(path), Cursors(path)
     hub, waker = Hub(root), Waker(root, path)
     try:

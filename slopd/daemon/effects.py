@@ -106,7 +106,9 @@ class Effects:
                 batch.ledger.advance(key, Status.QUEUED, now=parts.clock.stamp())
                 batch.jobs.append(lambda: self.runs.execute(envelope, target, input))
             case Record():
-                self._notify(notices.of_incoming(envelope), input)
+                notice = notices.of_incoming(envelope, input.path)
+                if notice is not None:
+                    self._notify(notice, input)
                 self._archive_or_done(batch, input, key, envelope)
             case Reject(reason):
                 mode = requested_mode(envelope)

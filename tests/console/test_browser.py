@@ -182,7 +182,7 @@ def test_declining_a_draft_sends_the_agent_an_error_reply(served: Console, alice
     page.get_by_role("button", name="Decline").click()
     page.wait_for_url(re.compile(r".*/approvals\?done=declined"))
     ident = name.removesuffix(".md")
-    text = (served.hub.root / "outbox" / f"{ident}.error.md").read_text()
+    text = (served.hub.root / "outbox" / f"{ident}.declined.md").read_text()
     assert "to: claude-code" in text
     assert f"declined by {ALICE}: wrong build" in text
     assert ident not in served.runs()

@@ -229,8 +229,8 @@ def test_declining_a_draft_sends_the_agent_an_error_reply_and_archives_it(
     assert answer.status_code == 303, answer.text
     ident = "20260704t100000z-decline-me"
     rows = ledger(served.hub, "SELECT id, type, recipient FROM replies WHERE in_reply_to = ?", ident)
-    assert rows == [(f"{ident}.error", "error", "claude-code")]
-    text = (served.hub.root / "outbox" / f"{ident}.error.md").read_text()
+    assert rows == [(f"{ident}.declined", "error", "claude-code")]
+    text = (served.hub.root / "outbox" / f"{ident}.declined.md").read_text()
     assert f"declined by {ALICE}: not on a Friday" in text
     assert not (served.hub.root / "outbox" / "drafts" / name).exists()
     assert name in served.hub.archived()
@@ -239,7 +239,24 @@ def test_declining_a_draft_sends_the_agent_an_error_reply_and_archives_it(
     token = served.tokens["claude-code"]  # type: ignore[attr-defined]
     feed = httpx2.get(f"{served.url}/v1/replies", headers={"Authorization": f"Bearer {token}"})
     assert feed.status_code == 200, feed.text
-    assert f"{ident}.error" in [reply["id"] for reply in feed.json()["replies"]]
+    assert f"{ident}.declined" in [reply["id"] for reply in feed.json()["replies"]]
+
+
+def test_a_draft_under_another_envelopes_id_never_touches_that_envelopes_replies(
+    served: Console, alice: Browser
+) -> None:
+    """A draft is the agent's to write, id and all: declining one that borrows the id of an
+    envelope already answered adds `ID.declined` for the requester and leaves that envelope's own
+    `ID.error` (its terminal reply) as it was — never replaced, never counted as already sent."""
+    ident = "20260704t100500z-someone-elses"
+    earlier = served.hub.root / "outbox" / f"{ident}.error.md"
+    earlier.write_text("---\nprotocol: slop.v1\n---\nthe envelope's own answer\n")
+    name = served.draft(ident)
+    form = {"csrf": alice.csrf(), "reason": "not yours"}
+    answer = alice.client.post(f"/approvals/drafts/{name}/decline", data=form, headers={"Origin": served.url})
+    assert answer.status_code == 303, answer.text
+    assert earlier.read_text() == "---\nprotocol: slop.v1\n---\nthe envelope's own answer\n"
+    assert (served.hub.root / "outbox" / f"{ident}.declined.md").exists()
 
 
 def test_a_decline_needs_a_reason(served: Console, alice: Browser) -> None:

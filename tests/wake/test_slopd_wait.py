@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import subprocess
 import urllib.request
+from pathlib import Path
 
 import pytest
 
@@ -138,3 +139,14 @@ def test_the_daemon_writes_its_bell_file_after_each_commit(hub: HubDir) -> None:
         hub.drop("q.md", envelope_text("Ring?\n", id="ring1", type="query"))
         daemon.until(lambda: "ring1.result.md" in hub.outbox())
         daemon.until(lambda: bell.stat().st_mtime_ns != before)
+
+
+def test_without_a_daemons_ledger_it_says_so_and_makes_none(hub: HubDir, tmp_path: Path) -> None:
+    """SPEC §14: no second, empty ledger that no daemon would answer into — exit 2, `daemon: not found`."""
+    elsewhere = tmp_path / "never-a-daemon"
+    done = hub.slopd(
+        "wait", "--hub", str(hub.root), "--state", str(elsewhere), "--seat", "alice", "--timeout", "1"
+    )
+    assert done.returncode == 2, done.stderr
+    assert "daemon: not found — replies will not be tracked" in done.stderr
+    assert not elsewhere.exists()

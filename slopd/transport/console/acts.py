@@ -293,11 +293,14 @@ class Acts:
         if to is None:
             desk.log.warning("console.no_requester", draft=item.name, reason="no requested_by: no reply sent")
         elif declined:
-            reply = replies.error(
+            refused = replies.error(
                 answering=envelope.id, to=to, reasons=[f"declined by {session.principal}: {said}"],
                 file=f"outbox/drafts/{item.name}", mode="execute", watcher=watcher, now=now,
                 headline="Declined",
             )  # fmt: skip
+            # An id of its own: the draft's id is the agent's to choose, and may be another
+            # envelope's, whose own `ID.error` this must never replace or pre-empt.
+            reply = replace(refused, id=reply_id(envelope.id, "declined"))
         else:
             text = (
                 f"Approved by {session.principal} ({fingerprint}) with a passkey: the order"
