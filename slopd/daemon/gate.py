@@ -16,15 +16,16 @@ Rules:
    (`core.assets.check`).
 6. The allowed-signers file is looked at (one stat) before each order is verified, and re-read
    when it changed (`shell.reloading`, SPEC §14): an order checked after an edit uses the new
-   file, with no signal. A file that cannot be read or parsed keeps the last good trust; one
-   that lists no signer any more is taken as it is: every key was revoked.
+   file, with no signal. A file that cannot be read or parsed fails closed — no signer is
+   trusted until it is mended, and each order says why — and one that lists no signer any more
+   is taken as it is: every key was revoked.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from slopd.core import assets, orders, sshsig
 from slopd.core.envelope import Envelope
@@ -70,6 +71,18 @@ def trusted(config: Config, log: Logger) -> Trusted:
             "signers": len(trust.signers) if trust is not None else 0,
             "skipped": len(trust.skipped) if trust is not None else 0,
         },
+        closed=lambda reason: nobody(config, reason),
+    )
+
+
+def nobody(config: Config, reason: str) -> orders.Trust:
+    """The trust of a file that cannot be used (rule 6): no signer, and why."""
+    return orders.Trust(
+        signers=(),
+        namespace=config.auth.namespace,
+        max_age=timedelta(seconds=config.auth.max_age),
+        names=frozenset(config.names),
+        unusable=reason,
     )
 
 

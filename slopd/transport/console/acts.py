@@ -41,8 +41,6 @@ from slopd.core.ids import reply_id
 from slopd.core.orders import Trust
 from slopd.core.sshkeys import SK_ECDSA, PublicKey
 from slopd.core.wire import SignatureError
-from slopd.shell import config as config_module
-from slopd.shell.config import ConfigError
 from slopd.transport.console import approvals, enrolments
 from slopd.transport.console.ceremonies import Ceremonies, CeremonyError, parse_assertion
 from slopd.transport.console.guard import Desk, RefusedError, secure
@@ -84,10 +82,9 @@ class Acts:
     def _passkeys(self, principal: str | None = None) -> list[tuple[PublicKey, str]]:
         """Rule 2: (key, principal) for every passkey of this console in allowed_signers now."""
         app, site = self.desk.app, self.desk.site
-        try:
-            trust = config_module.load_trust(app.config)
-        except ConfigError as error:
-            raise RefusedError(503, f"allowed_signers cannot be read: {error}") from None
+        trust = app.trusted.check() if app.trusted is not None else None  # the daemon's, as it is now
+        if trust is not None and trust.unusable is not None:
+            raise RefusedError(503, f"allowed_signers cannot be used: {trust.unusable}")
         if trust is None or site is None:
             return []
         now, found, seen = datetime.now(UTC), [], set()
