@@ -76,6 +76,23 @@ def test_a_passkey_in_allowed_signers_for_this_rp_id_signs_in_as_its_principal(
     assert served.hub.events("console.signed_in", principal=ALICE, key=PASSKEY.public_key.fingerprint)
 
 
+def test_after_sign_in_only_a_console_page_is_followed(
+    served: Console, browser: Callable[[Authenticator | None], Browser]
+) -> None:
+    """No open redirect: `next=/\\evil.example` (browsers read `/\\` as `//`) is neither put in the
+    sign-in page nor followed after the ceremony; a console path is."""
+    signed = browser(PASSKEY)
+    page = signed.client.get("/signin", params={"next": "/\\evil.example"}).text
+    assert "evil.example" not in page
+    for wanted, went in (("/\\evil.example", "/approvals"), ("/activity", "/activity")):
+        begun = signed.post("/signin/options", {}).json()
+        credential = signed.answer(begun["options"])
+        answer = signed.post(
+            "/signin/finish", {"ceremony": begun["ceremony"], "credential": credential, "next": wanted}
+        )
+        assert answer.json() == {"redirect": went}, wanted
+
+
 @pytest.mark.parametrize("passkey", [STRANGER, ELSEWHERE], ids=["not-in-allowed_signers", "another-rp-id"])
 def test_a_passkey_not_listed_for_this_rp_id_cannot_sign_in(
     served: Console, passkey: Authenticator, browser: Callable[[Authenticator | None], Browser]

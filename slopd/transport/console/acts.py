@@ -45,6 +45,7 @@ from slopd.transport.console import approvals, enrolments
 from slopd.transport.console.ceremonies import Ceremonies, CeremonyError, parse_assertion
 from slopd.transport.console.guard import Desk, RefusedError, secure
 from slopd.transport.console.sessions import PIN_TTL, Session
+from slopd.transport.console.site import local_path
 
 MAX_BODY = 64 * 1024
 NOTICE_TIMEOUT = 30.0
@@ -131,7 +132,7 @@ class Acts:
         session = desk.sessions.open(candidates[key], key.fingerprint, time.time())
         desk.log.info("console.signed_in", principal=session.principal, key=key.fingerprint)
         response = _json(
-            redirect=body.get("next") if str(body.get("next", "")).startswith("/") else "/approvals"
+            redirect=local_path(body.get("next"))
         )
         desk.sign_in(response, session)
         return response

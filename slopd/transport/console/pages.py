@@ -24,6 +24,7 @@ from starlette.responses import RedirectResponse, Response
 from slopd.transport.console import approvals, views
 from slopd.transport.console.guard import Desk, RefusedError, secure, to_sign_in
 from slopd.transport.console.sessions import PIN_TTL, Session
+from slopd.transport.console.site import local_path
 
 Page = Callable[[Request], Awaitable[Response]]
 STATIC = {"console.css": "text/css; charset=utf-8", "console.js": "text/javascript; charset=utf-8"}
@@ -145,5 +146,4 @@ def pinned(desk: Desk, item: approvals.Waiting, session: Session) -> tuple[bytes
 
 
 def _next(request: Request) -> str:
-    wanted = request.query_params.get("next", "/approvals")
-    return wanted if wanted.startswith("/") and not wanted.startswith("//") else "/approvals"
+    return local_path(request.query_params.get("next"))
