@@ -202,6 +202,10 @@ def test_an_order_waiting_for_a_quorum_member_is_announced_once(lab: QuorumLab) 
             "notify.ntfy.url: expected an http:// or https:// URL",
         ),
         ('[notify.ntfy]\nurl = "https://ntfy.sh/t"\npriority = 5\n', "notify.ntfy.priority: unknown key"),
+        (
+            '[notify.ntfy]\nurl = "https://ntfy.sh:99999/t"\n',
+            "notify.ntfy.url: 'https://ntfy.sh:99999/t' is not a URL",
+        ),
         ("[notify]\n", "notify.command: missing (or give [notify.ntfy] or [notify.webhook])"),
     ],
 )
