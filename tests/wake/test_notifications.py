@@ -136,13 +136,13 @@ def test_with_http_the_pipeline_answers_while_the_receiver_hangs_and_links_reach
             assert receiver.posts == []  # nothing was answered yet: the pipeline did not wait for it
             receiver.release()
             sent = by_id(receiver.wait(2, path="/hook"))
-            url = url.replace("://127.0.0.1:", "://localhost:")  # the console's origin: its cookie's name
-            assert sent["q1.result"]["link"] == f"{url}/activity/q1"
-            assert sent["r2.result"]["link"] == f"{url}/activity/r2"
+            console = url.replace("://127.0.0.1:", "://localhost:")  # the console's origin: its cookie's
+            assert sent["q1.result"]["link"] == f"{console}/activity/q1"
+            assert sent["r2.result"]["link"] == f"{console}/activity/r2"
             clicks = {
                 post.headers["title"]: post.headers["click"] for post in receiver.wait(2, path="/phone-topic")
             }
-            assert clicks["slopd: result for Q1"] == f"{url}/activity/q1"
+            assert clicks["slopd: result for Q1"] == f"{console}/activity/q1"
 
             opened = Hub(hub.root)
             desk = Seat(opened, tmp_path / "mcp-state", "claude-code", parse('names = ["watcher"]\n'))
@@ -156,7 +156,7 @@ def test_with_http_the_pipeline_answers_while_the_receiver_hangs_and_links_reach
             approval = webhook(hooks[-1])
             assert approval["event"] == "approval"
             assert approval["class"] == "approval"
-            assert approval["link"] == f"{url}/approvals/drafts/{name}"
+            assert approval["link"] == f"{console}/approvals/drafts/{name}"
             assert "claude-code" in approval["text"]
             assert "deploy" in approval["text"]
             assert "Deploy build 42" not in approval["text"]  # a pointer, not the order's body
