@@ -131,9 +131,7 @@ class Acts:
             raise RefusedError(403, str(error)) from None
         session = desk.sessions.open(candidates[key], key.fingerprint, time.time())
         desk.log.info("console.signed_in", principal=session.principal, key=key.fingerprint)
-        response = _json(
-            redirect=local_path(body.get("next"))
-        )
+        response = _json(redirect=local_path(body.get("next")))
         desk.sign_in(response, session)
         return response
 

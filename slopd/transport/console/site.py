@@ -79,4 +79,3 @@ def local_path(wanted: object, fallback: str = "/approvals") -> str:
     if _LOCAL_PATH.fullmatch(text) is None or "//" in text:
         return fallback
     return text
-
