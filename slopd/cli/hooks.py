@@ -86,9 +86,18 @@ def _settings(args: argparse.Namespace) -> int:
     options = f"--hub {shlex.quote(str(root))} --seat {shlex.quote(_seat(args))}"
     if args.state:
         options += f" --state {shlex.quote(str(args.state))}"
-    program = f"{shlex.quote(sys.argv[0]) if os.path.isabs(sys.argv[0]) else 'slopd'} hook"
+    program = f"{_program()} hook"
     print(json.dumps(hooks.settings(args.host, program, options, args.wait or 10.0), indent=2))
     return 0
+
+
+def _program() -> str:
+    """How the host should run this slopd: its absolute path; `python -m slopd` for a run of the
+    module (its `__main__.py` is no program); plain `slopd` when it was found on PATH."""
+    argv0 = sys.argv[0]
+    if argv0.endswith("__main__.py"):
+        return f"{shlex.quote(sys.executable)} -m slopd"
+    return shlex.quote(argv0) if os.path.isabs(argv0) else "slopd"
 
 
 def _answer(args: argparse.Namespace, given: hooks.HookInput) -> dict[str, object]:

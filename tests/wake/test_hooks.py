@@ -276,3 +276,30 @@ def test_a_hook_that_cannot_work_is_a_non_blocking_error_and_makes_nothing(
         assert said in done.stderr, done.stderr
         assert done.stdout == ""
     assert not elsewhere.exists()
+
+
+def test_settings_printed_by_a_module_run_name_a_command_that_runs(hub: HubDir) -> None:
+    """`python -m slopd hook HOST settings` names `python -m slopd`, not its `__main__.py` (no program):
+    each command it prints answers the host's input."""
+    printed = hub.slopd(
+        "hook",
+        "claude-code",
+        "settings",
+        "--hub",
+        str(hub.root),
+        "--seat",
+        "alice",
+        "--state",
+        str(hub.state),
+    )
+    assert printed.returncode == 0, printed.stderr
+    for groups in json.loads(printed.stdout)["hooks"].values():
+        command = groups[0]["hooks"][0]["command"]
+        assert command.startswith(f"{sys.executable} -m slopd hook claude-code "), command
+        assert "__main__" not in command
+    start = json.loads(printed.stdout)["hooks"]["SessionStart"][0]["hooks"][0]["command"]
+    ran = subprocess.run(
+        ["bash", "-c", start], input=json.dumps(INPUTS[("claude-code", "SessionStart")]),
+        capture_output=True, text=True, env=hub.env, check=False,
+    )  # fmt: skip
+    assert ran.returncode == 0, ran.stderr
