@@ -96,7 +96,10 @@ class Wakeups:
         return submit.terminal_kinds(type or "")
 
     def outstanding(self, since: str) -> list[str]:
-        """Rule 3: ids, oldest first."""
+        """Rule 3: ids, oldest first. `since` in whole seconds (`…:05Z`) counts from that second's
+        start: a receipt's stamp has milliseconds (`…:05.300Z`), which sorts before `…:05Z`."""
+        if since.endswith("Z") and "." not in since:
+            since = since[:-1] + ".000Z"
         waiting = []
         for id, type in self.receipts.sent_by(self.seat, since):
             kinds = submit.terminal_kinds(type)

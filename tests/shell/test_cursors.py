@@ -67,3 +67,22 @@ def test_two_waiters_of_one_seat_deliver_a_new_reply_once(hub: HubDir) -> None:
     delivered = [reply for reply in got if reply is not None]
     assert len(got) == 2
     assert [reply.in_reply_to for reply in delivered] == ["q-once"]
+
+
+def test_an_envelope_sent_in_the_second_a_session_started_is_outstanding(tmp_path: Path) -> None:
+    """A session starts at `…:05Z` (whole seconds); a receipt of that very second is `…:05.300Z`, which
+    sorts before it as text: it still counts as sent since then, and awaits its reply."""
+    path = tmp_path / LEDGER_FILE
+    Ledger(path).close()
+    receipts, cursors = Receipts(path), Cursors(path)
+    try:
+        receipts.claim(
+            key="q1", id="Q1", seat="alice", type="query", file="Q1.md", sha256="0" * 64,
+            now="2026-12-02T00:00:05.300Z",
+        )  # fmt: skip
+        wakeups = Wakeups(receipts, cursors, Waker(None), "alice", lambda: datetime.now(UTC))
+        assert wakeups.outstanding("2026-12-02T00:00:05Z") == ["Q1"]
+        assert wakeups.outstanding("2026-12-02T00:00:06Z") == []
+    finally:
+        cursors.close()
+        receipts.close()

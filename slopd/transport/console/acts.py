@@ -219,7 +219,11 @@ class Acts:
         desk.check_post(request, session, request.headers.get("x-csrf-token"))
         ceremony = desk.sessions.take(body.get("ceremony"), "approve", time.time())
         where, name = request.path_params["where"], request.path_params["name"]
-        if ceremony is None or ceremony.data["session"] != session.id or ceremony.data["name"] != name:
+        if ceremony is None or (ceremony.data["session"], ceremony.data["where"], ceremony.data["name"]) != (
+            session.id,
+            where,
+            name,
+        ):  # the very item it was begun for: a draft's ceremony never signs an order of that name
             raise RefusedError(400, "the approval expired; press the button again")
         order: bytes = ceremony.data["order"]
         try:
