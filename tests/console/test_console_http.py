@@ -191,6 +191,22 @@ def test_a_replayed_form_without_the_session_or_its_csrf_token_is_refused(
     assert (served.hub.root / "outbox" / "drafts" / name).exists()
 
 
+def test_a_drafts_ceremony_cannot_sign_an_order_of_the_same_name(served: Console, alice: Browser) -> None:
+    """A ceremony begun for drafts/NAME, posted to authorized/NAME/approve, is refused (400) and writes
+    nothing: it signs only the item whose bytes the human was shown."""
+    name = served.draft("20260704t100000z-same-name")
+    page = alice.client.get(f"/approvals/drafts/{name}")
+    pin = re.search(r'name="pin" value="([^"]+)"', page.text)
+    assert pin, page.text
+    csrf = alice.csrf(f"/approvals/drafts/{name}")
+    options = alice.post(f"/approvals/drafts/{name}/options", {"pin": pin.group(1)}, csrf=csrf).json()
+    answer = {"ceremony": options["ceremony"], "credential": alice.answer(options["options"])}
+    before = sorted(path.name for path in (served.hub.root / "authorized").iterdir())
+    refused = alice.post(f"/approvals/authorized/{name}/approve", answer, csrf=csrf)
+    assert refused.status_code == 400, refused.text
+    assert sorted(path.name for path in (served.hub.root / "authorized").iterdir()) == before
+
+
 def test_approving_a_draft_writes_the_order_and_its_sig_and_the_daemon_runs_it(
     served: Console, alice: Browser
 ) -> None:
