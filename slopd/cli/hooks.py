@@ -178,7 +178,7 @@ def _approvals(hub: Hub, ledger: Ledger, seat: str, *, every: bool, now: str) ->
         except EnvelopeError:
             continue
         digest = hashlib.sha256(read.data).hexdigest()
-        if drafts.requester(envelope.body) != seat or (not every and (name, digest) in mentioned):
+        if drafts.requester(envelope) != seat or (not every and (name, digest) in mentioned):
             continue
         found.append(f"{drafts.FOLDER}/{name} (action {envelope.action or '?'})")
         ledger.announce(place, name, digest, now=now)

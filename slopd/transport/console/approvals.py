@@ -30,7 +30,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 
 from slopd.core import drafts
-from slopd.core.envelope import PARTY_PATTERN, Envelope, EnvelopeError, parse, render
+from slopd.core.envelope import Envelope, EnvelopeError, parse, render
 from slopd.core.ids import timestamp
 from slopd.core.vocabulary import MAX_ENVELOPE_BYTES
 from slopd.ops import status
@@ -56,13 +56,8 @@ class Waiting:
 
     @property
     def requested_by(self) -> str | None:
-        """Rule 5."""
-        if self.envelope is None:
-            return None
-        named = self.envelope.extra.get("requested_by")
-        if isinstance(named, str) and PARTY_PATTERN.fullmatch(named):
-            return named
-        return drafts.requester(self.envelope.body)
+        """Rule 5 (`core.drafts.requester`)."""
+        return drafts.requester(self.envelope) if self.envelope is not None else None
 
 
 def _drafts_fd(hub: Hub) -> int | None:
@@ -77,7 +72,7 @@ def draft_names(hub: Hub) -> list[str]:
     if fd is None:
         return []
     try:
-        return sorted(name for name in os.listdir(fd) if name.endswith(".md") and not name.startswith("."))
+        return sorted(name for name in os.listdir(fd) if drafts.is_draft(name))
     finally:
         os.close(fd)
 
