@@ -39,6 +39,7 @@ from slopd.core.envelope import PARTY_PATTERN, EnvelopeError, parse
 from slopd.core.errors import SetupError, UsageError
 from slopd.core.ids import timestamp
 from slopd.core.layout import LEDGER_FILE
+from slopd.core.vocabulary import MAX_WAIT
 from slopd.ops import running
 from slopd.shell.fs import Contents
 from slopd.shell.lanes import Hub, LaneError, require_hub
@@ -49,7 +50,6 @@ if TYPE_CHECKING:
     from slopd.transport.wakeups import Wakeups
 
 WINDOW = timedelta(hours=1)
-MAX_WAIT = 50.0
 MAX_INPUT = 1 << 20
 NEW_REPLIES = 10
 
