@@ -591,7 +591,8 @@ def rounds(
     results = ctx.results.setdefault(workload, [])
     for round_no in range(1, ctx.settings.runs + 1):
         row: dict[str, Any] = {}
-        for who in who_list:
+        turn = (round_no - 1) % len(who_list) if ctx.variants else 0  # with variants, none always first
+        for who in who_list[turn:] + who_list[:turn]:
             print(f"  [{workload}] round {round_no}: {who} …", flush=True, file=sys.stderr)
             row[who] = one(who, round_no)
         results.append(row)
@@ -1109,7 +1110,8 @@ def main() -> int:
         help="who runs in a-e, in this order in each round (default slopd,floor,peer); slopd and floor "
         "are needed. Variants of slopd, each also compared with slopd round by round: slopd+http "
         "(`--http 127.0.0.1:0`: the HTTP transport, /mcp and the console with their extras), slopd@REV "
-        "(commit REV's tree, from `git archive`), slopd@REV+http. f and g run slopd, floor and peer",
+        "(commit REV's tree, from `git archive`), slopd@REV+http; with variants the order turns by one "
+        "each round, so that none always runs first. f and g run slopd, floor and peer",
     )
     parser.add_argument("--json", help="write the raw per-run figures here")
     args = parser.parse_args()
