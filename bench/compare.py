@@ -506,7 +506,7 @@ def flow_saturation(
     lab = lab or contender.lab()
     run = Running(contender, lab)
     try:
-        run.ready()
+        startup = run.ready()
         time.sleep(0.3)
         if orders is None:
             batch = [
@@ -545,6 +545,7 @@ def flow_saturation(
         "missing": len(dropped) - len(samples),
         "complete": complete,
         "overflowed": run.watcher.overflowed,
+        "startup": startup,
     }
 
 
@@ -809,6 +810,8 @@ def saturation_table(
     else:
         lines.append(f"ratio {label} slopd/peer: " + ("peer exempt" if "peer" in ctx.order else NOT_RUN))
     lines += variant_lines(ctx, workload, "throughput", "throughput")
+    lines += variant_lines(ctx, workload, "cpu_per_msg_ms", "CPU per message")
+    lines += variant_lines(ctx, workload, "startup", "startup (spawn -> first probe reply)")
     return lines
 
 

@@ -1,6 +1,6 @@
 """The console's pages (issue 26, Performance) under load, each beside its floor, in one run.
 
-    .venv/bin/python bench/console.py            # 1,000 pending, 10,000 archived, 200 renders (~2 min)
+    .venv/bin/python bench/console.py            # 1,000 pending, 10,000 archived, 200 renders (~75 s)
     .venv/bin/python bench/console.py --renders 500 --archived 20000 --profile
     .venv/bin/python bench/console.py --quick    # smoke pass: 60 pending, 300 archived, 10 renders
 
@@ -26,9 +26,17 @@ Figures, per page (Approvals, Activity, one draft's approval page, one held orde
 The two alternate request by request (slopd, floor, floor, slopd, …), so they share the same
 moments of a noisy machine. Printed: median, p90, p99, the medians of each tenth of the run (the
 noise), the server's CPU per render, slopd/floor (the ratio of the two medians in each tenth), and
-slopd's first render (nothing kept parsed yet). Then the Approvals view and template in this
-process, with and without the shelf that keeps unchanged files parsed (`--profile`: and a
-cProfile of it). No goal is asserted. Raw figures: --json FILE.
+slopd's first render (nothing kept parsed yet).
+
+Then the folder path on that same daemon: --folder-count handoffs renamed into inbox/ at once,
+with nobody on the console, with a second signed-in connection reloading /approvals every second,
+and with one reloading it back to back (a refresh held down), the three taking turns for
+--folder-rounds rounds: throughput, the process's CPU per message, renders per second. (The
+daemon with and without the console served is bench/compare.py --contenders slopd,slopd+http.)
+
+Last, the Approvals view and template in this process, with and without the shelf that keeps
+unchanged files parsed (`--profile`: and a cProfile of it). No goal is asserted. Raw figures:
+--json FILE.
 """
 
 from __future__ import annotations
@@ -52,6 +60,7 @@ import statistics
 import struct
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -61,10 +70,13 @@ from typing import Any
 
 from common import (
     SLOPD,
+    ReplyWatcher,
+    envelope,
     machine_line,
     percentiles,
     precompile,
     render_table,
+    reply_name,
     scratch,
     spread,
     tree_cpu_seconds,
@@ -595,6 +607,95 @@ def report(measured: list[Page]) -> list[str]:
     return [render_table(headers, rows)]
 
 
+# -- the folder path while a human looks -----------------------------------------------------------
+
+
+MODES = {"alone": None, "viewed 1/s": 1.0, "viewed flat out": 0.0}  # the viewer's pause between renders
+
+
+def folder_path(lab: Lab, pid: int, cookie: str, url: str, rounds: int, count: int) -> dict[str, Any]:
+    """`count` handoffs renamed into inbox/ at once, on the daemon serving the console: throughput
+    with nobody on the console, with a viewer reloading /approvals every second, and with one
+    reloading it back to back (a refresh held down: the worst a human can do), the three taking
+    turns for `rounds` rounds."""
+    watcher = ReplyWatcher(lab.hub / "outbox")
+    staging = lab.base / "staging"
+    staging.mkdir(exist_ok=True)
+    figures: dict[str, dict[str, list[float]]] = {
+        mode: {"throughput": [], "cpu_per_msg_ms": [], "renders_per_s": []} for mode in MODES
+    }
+    try:
+        for round_no in range(rounds):
+            turn = round_no % len(MODES)
+            for mode in [*MODES][turn:] + [*MODES][:turn]:
+                batch = [
+                    envelope(index, nonce=f"m{[*MODES].index(mode)}r{round_no}") for index in range(count)
+                ]
+                for ident, data in batch:
+                    (staging / f"{ident}.md").write_bytes(data)
+                os.sync()
+                stop, renders = threading.Event(), [0]
+                pause = MODES[mode]
+                viewer = threading.Thread(target=view, args=(url, cookie, pause, stop, renders), daemon=True)
+                if pause is not None:
+                    viewer.start()
+                    time.sleep(1.2)  # the viewer under way
+                before, rendered, first = tree_cpu_seconds(pid), renders[0], time.monotonic()
+                for ident, _ in batch:
+                    os.rename(staging / f"{ident}.md", lab.hub / "inbox" / f"{ident}.md")
+                names = [reply_name(ident) for ident, _ in batch]
+                if not watcher.wait_for(names, timeout=120 + count * 0.5):
+                    raise SystemExit(f"bench/console.py: not every handoff was answered ({mode})")
+                last = max(watcher.seen[name] for name in names)
+                figures[mode]["cpu_per_msg_ms"].append((tree_cpu_seconds(pid) - before) * 1000 / count)
+                figures[mode]["renders_per_s"].append((renders[0] - rendered) / (time.monotonic() - first))
+                stop.set()
+                if pause is not None:
+                    viewer.join()
+                figures[mode]["throughput"].append(count / (last - first))
+    finally:
+        watcher.close()
+    return figures
+
+
+def view(url: str, cookie: str, pause: float, stop: threading.Event, renders: list[int]) -> None:
+    """GET /approvals over its own keep-alive connection, `pause` seconds apart, until `stop`."""
+    browser = Browser(int(url.rsplit(":", 1)[1]), url)
+    browser.cookie = cookie
+    while not stop.is_set():
+        timed(browser, "/approvals", b"Drafts agents asked you to sign")
+        renders[0] += 1
+        stop.wait(pause)
+
+
+def folder_report(figures: dict[str, dict[str, list[float]]], count: int) -> list[str]:
+    rows = [
+        [
+            mode,
+            spread(found["throughput"], lambda value: f"{value:,.0f}/s"),
+            spread(found["cpu_per_msg_ms"], lambda value: f"{value:.2f} ms"),
+            spread(found["renders_per_s"], lambda value: f"{value:.1f}/s")
+            if MODES[mode] is not None
+            else "-",
+        ]
+        for mode, found in figures.items()
+    ]
+    alone = figures["alone"]["throughput"]
+    lines = [
+        f"== the folder path on this daemon: {count:,} handoffs renamed into inbox/ at once, "
+        f"{len(alone)} rounds, the three taking turns",
+        render_table(["console", "throughput", "CPU/msg (the process)", "Approvals renders"], rows),
+    ]
+    for mode in [*MODES][1:]:
+        ratios = [a / b for a, b in zip(figures[mode]["throughput"], alone, strict=True)]
+        lines.append(f"ratio {mode}/alone: throughput {spread(ratios, lambda value: f'{value:.2f}x')}")
+    lines.append(
+        "(viewed: a second signed-in connection reloads /approvals while the daemon answers, every second "
+        "or back to back; CPU/msg is the whole process's, the renders included)"
+    )
+    return lines
+
+
 # -- the Approvals page in this process: what the shelf saves, and a profile ----------------------
 
 
@@ -695,6 +796,10 @@ def main() -> int:
     parser.add_argument("--renders", type=int, help="renders of each page per contender (default 200)")
     parser.add_argument("--quick", action="store_true", help="a smoke pass: small hub, 10 renders")
     parser.add_argument("--profile", action="store_true", help="also profile the Approvals view in process")
+    parser.add_argument(
+        "--folder-rounds", type=int, help="rounds of the folder path alone and viewed (default 3; 0: none)"
+    )
+    parser.add_argument("--folder-count", type=int, help="handoffs per folder-path run (default 2000)")
     parser.add_argument("--json", help="write the raw figures here")
     parser.add_argument("--serve-floor", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -703,6 +808,8 @@ def main() -> int:
     archived = args.archived if args.archived is not None else 300 if args.quick else 10_000
     pending = args.pending if args.pending is not None else 60 if args.quick else 1_000
     renders = args.renders if args.renders is not None else 10 if args.quick else 200
+    folder_rounds = args.folder_rounds if args.folder_rounds is not None else 1 if args.quick else 3
+    folder_count = args.folder_count if args.folder_count is not None else 100 if args.quick else 2000
     if pending < 2 or renders < 1 or not 0 < args.orders_share < 1:
         parser.error("--pending must be at least 2, --renders at least 1, --orders-share between 0 and 1")
 
@@ -736,6 +843,11 @@ def main() -> int:
         for page in measured:
             print(f"  [{page.label}] {renders} renders each …", file=sys.stderr, flush=True)
             measure(page, browser, process.pid, floor, floor_process.pid, renders)
+        folder = (
+            folder_path(lab, process.pid, browser.cookie, url, folder_rounds, folder_count)
+            if folder_rounds
+            else None
+        )
         if process.poll() is not None:
             print(f"!! slopd exited with {process.returncode} during the run")
         if browser.reconnects or floor.reconnects:
@@ -753,6 +865,8 @@ def main() -> int:
         "server process per render, the floor's in parentheses. The tenths' medians show the noise. "
         "first: slopd's first render of the page, before the shelf kept anything.)"
     )
+    if folder is not None:
+        print("\n" + "\n".join(folder_report(folder, folder_count)))
     lines, inside = in_process(lab, max(renders // 4, 5), args.profile)
     print("\n" + "\n".join(lines))
     print(f"# total {time.monotonic() - began:.0f} s", flush=True)
@@ -780,6 +894,7 @@ def main() -> int:
                 for page in measured
             },
             "in_process": inside,
+            "folder_path": folder,
         }
         Path(args.json).write_text(json.dumps(raw, indent=1), encoding="utf-8")
     return 0

@@ -24,6 +24,11 @@ LINES = (
     r"^activity +[\d,]+ +[\d.]+ .* [\d.]+x ",
     r"^approval: draft +[\d,]+ +[\d.]+ .* [\d.]+x ",
     r"^approval: order +[\d,]+ +[\d.]+ .* [\d.]+x ",
+    r"^== the folder path on this daemon: 100 handoffs renamed into inbox/ at once, 1 rounds, the three",
+    r"^alone +[\d,]+/s +[\d.]+ ms +-$",
+    r"^viewed 1/s +[\d,]+/s +[\d.]+ ms +[\d.]+/s$",
+    r"^viewed flat out +[\d,]+/s +[\d.]+ ms +[\d.]+/s$",
+    r"^ratio viewed flat out/alone: throughput [\d.]+x$",
     r"^== the Approvals view \+ template in this process, 5 builds each way, alternating \(ms\)$",
     r"^with the shelf +60 +[\d.]+ ",
     r"^without +0 +[\d.]+ ",
@@ -35,7 +40,8 @@ LINES = (
 @pytest.mark.timeout(180)
 def test_console_quick_prints_every_page_beside_its_floor(tmp_path: Path) -> None:
     """`console.py --quick --profile` exits 0 and prints the hub it made (every archived envelope
-    answered: the daemon made it), a row per page with its floor, and the in-process table."""
+    answered: the daemon made it), a row per page with its floor, the folder path alone and viewed
+    (every handoff answered, or the script fails), and the in-process table."""
     raw = tmp_path / "figures.json"
     result = subprocess.run(
         [sys.executable, str(ROOT / "bench" / "console.py"), "--quick", "--profile", "--json", str(raw)],
@@ -59,3 +65,6 @@ def test_console_quick_prints_every_page_beside_its_floor(tmp_path: Path) -> Non
         assert page["slopd"]["median"] > 0, label
         assert page["floor"]["median"] > 0, label
     assert figures["pages"]["approvals"]["bytes"] > figures["pages"]["approval: draft"]["bytes"]
+    for mode in ("alone", "viewed 1/s", "viewed flat out"):
+        assert figures["folder_path"][mode]["throughput"][0] > 0, mode
+    assert figures["folder_path"]["viewed flat out"]["renders_per_s"][0] > 0
