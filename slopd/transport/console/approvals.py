@@ -88,7 +88,11 @@ def waiting_drafts(hub: Hub, limit: int, shelf: Shelf | None = None) -> tuple[li
         if shelf is not None:
             shelf.forget_others(DRAFTS, set(names))
         items = [
-            _waiting(DRAFTS, name, *_load(shelf, DRAFTS, name, _lstat(fd, name), partial(_read_at, fd, name)))
+            _waiting(
+                DRAFTS,
+                name,
+                *_load(shelf, DRAFTS, name, _lstat(fd, name, shelf), partial(_read_at, fd, name)),
+            )
             for name in sorted(names)[:limit]
         ]
     finally:
@@ -106,14 +110,17 @@ def waiting_orders(hub: Hub, shelf: Shelf | None = None) -> list[Waiting]:
     if shelf is not None:
         shelf.forget_others(LANE, names)
     waiting = (
-        _order(hub, name, names.__contains__, shelf, _lstat(fd, name) if shelf is not None else None)
+        _order(hub, name, names.__contains__, shelf, _lstat(fd, name, shelf))
         for name in sorted(names)
         if _is_order(name)
     )
     return [item for item in waiting if item is not None]
 
 
-def _lstat(fd: int, name: str) -> os.stat_result | None:
+def _lstat(fd: int, name: str, shelf: Shelf | None) -> os.stat_result | None:
+    """What a shelf compares (`shelf` rule 1); nothing to look at without one."""
+    if shelf is None:
+        return None
     try:
         return os.stat(name, dir_fd=fd, follow_symlinks=False)
     except OSError:
@@ -125,7 +132,7 @@ def read(hub: Hub, where: str, name: str) -> Waiting | None:
     if "/" in name or name.startswith("."):
         return None
     if where == LANE:
-        return _order(hub, name, lambda sidecar: hub.exists(LANE, sidecar))
+        return _order(hub, name, lambda sidecar: hub.exists(LANE, sidecar)) if _is_order(name) else None
     fd = _drafts_fd(hub) if where == DRAFTS else None
     if fd is None:
         return None
@@ -144,9 +151,8 @@ def _order(
 ) -> Waiting | None:
     """Rule 1 for one entry of `authorized/`, as `slopd status` holds it: an order (not a
     sidecar, not ignored) that names a sidecar not in the lane — its own `NAME.sig` when it
-    cannot be read as an envelope. The bytes read are the bytes parsed and shown."""
-    if not _is_order(name):
-        return None
+    cannot be read as an envelope (`name` is an order's, `_is_order`). The bytes read are the bytes
+    parsed and shown."""
     contents, envelope, reasons = _load(
         shelf, LANE, name, listed, lambda: hub.read(LANE, name, MAX_ENVELOPE_BYTES)
     )
