@@ -100,6 +100,9 @@ MIX = (
 )
 WORDS = ("parser", "tokenizer", "recovery", "docs", "tests", "cache", "index", "ledger", "archive", "notes")
 _CHILDREN: list[subprocess.Popen[bytes]] = []
+# slopd's own config and state only; and `python -m slopd` run in a checkout imports its ./slopd
+# first: with PYTHONSAFEPATH an older slopd on PYTHONPATH is the one that runs.
+ENV = dict(os.environ, XDG_CONFIG_HOME="/nonexistent", XDG_STATE_HOME="/nonexistent", PYTHONSAFEPATH="1")
 
 
 # -- the hub --------------------------------------------------------------------------------------
@@ -126,7 +129,7 @@ def new_lab() -> Lab:
 
     base = scratch("console-")
     hub, state, config = base / "hub", base / "state", base / "config.toml"
-    subprocess.run([*SLOPD, "init", "--home", WATCHER, str(hub)], check=True, capture_output=True)
+    subprocess.run([*SLOPD, "init", "--home", WATCHER, str(hub)], check=True, capture_output=True, env=ENV)
     operator, passkey = Ed25519PrivateKey.generate(), ec.generate_private_key(ec.SECP256R1())
     allowed = base / "allowed_signers"
     allowed.write_text(
@@ -280,7 +283,7 @@ def build(archived: int, pending: int, orders_share: float) -> Lab:
     lab = new_lab()
     began = time.monotonic()
     mix = archived_backlog(lab, archived, rng)
-    env = dict(os.environ, XDG_CONFIG_HOME="/nonexistent", XDG_STATE_HOME="/nonexistent")
+    env = ENV
     command = [*SLOPD, "run", "--hub", str(lab.hub), "--state", str(lab.state), "--config", str(lab.config)]
     subprocess.run([*command, "--once"], env=env, check=True, capture_output=True, timeout=1800)
     lab.made["archived_s"] = time.monotonic() - began
@@ -346,7 +349,7 @@ def log_events(path: Path, event: str) -> list[dict[str, Any]]:
 
 def serve(lab: Lab) -> tuple[subprocess.Popen[bytes], str, float]:
     """`slopd run --http 127.0.0.1:0` on the lab; (process, console URL, spawn -> serving seconds)."""
-    env = dict(os.environ, XDG_CONFIG_HOME="/nonexistent", XDG_STATE_HOME="/nonexistent")
+    env = ENV
     command = [*SLOPD, "run", "--hub", str(lab.hub), "--state", str(lab.state), "--config", str(lab.config)]
     began = time.monotonic()
     process = spawn(
@@ -775,10 +778,18 @@ def in_process(lab: Lab, builds: int, profile: bool) -> tuple[list[str], dict[st
 
 
 def source_state() -> str:
+    """The commit slopd runs from and its uncommitted files, or the tree it is imported from when
+    that is not this checkout (an older slopd on PYTHONPATH)."""
+    import slopd  # noqa: PLC0415
+
+    checkout = Path(__file__).resolve().parent.parent
+    imported = Path(slopd.__file__).resolve().parent.parent
+    if imported != checkout:
+        return f"imported from {imported} (PYTHONPATH), not this checkout"
+
     def git(*args: str) -> str:
-        here = Path(__file__).resolve().parent.parent
         return subprocess.run(
-            ["git", "-C", str(here), *args], capture_output=True, text=True, check=False
+            ["git", "-C", str(checkout), *args], capture_output=True, text=True, check=False
         ).stdout
 
     changed = [line[3:] for line in git("status", "--porcelain", "--", "slopd").splitlines() if line.strip()]
