@@ -617,11 +617,13 @@ def report(measured: list[Page]) -> list[str]:
 MODES = {"alone": None, "viewed 1/s": 1.0, "viewed flat out": 0.0}  # the viewer's pause between renders
 
 
-def folder_path(lab: Lab, pid: int, cookie: str, url: str, rounds: int, count: int) -> dict[str, Any]:
+def folder_path(
+    lab: Lab, pid: int, cookie: str, url: str, rounds: int, count: int, tag: str = ""
+) -> dict[str, Any]:
     """`count` handoffs renamed into inbox/ at once, on the daemon serving the console: throughput
     with nobody on the console, with a viewer reloading /approvals every second, and with one
     reloading it back to back (a refresh held down: the worst a human can do), the three taking
-    turns for `rounds` rounds."""
+    turns for `rounds` rounds (`tag`: in the handoffs' ids, for one lab measured again)."""
     watcher = ReplyWatcher(lab.hub / "outbox")
     staging = lab.base / "staging"
     staging.mkdir(exist_ok=True)
@@ -633,7 +635,8 @@ def folder_path(lab: Lab, pid: int, cookie: str, url: str, rounds: int, count: i
             turn = round_no % len(MODES)
             for mode in [*MODES][turn:] + [*MODES][:turn]:
                 batch = [
-                    envelope(index, nonce=f"m{[*MODES].index(mode)}r{round_no}") for index in range(count)
+                    envelope(index, nonce=f"{tag}m{[*MODES].index(mode)}r{round_no}")
+                    for index in range(count)
                 ]
                 for ident, data in batch:
                     (staging / f"{ident}.md").write_bytes(data)
