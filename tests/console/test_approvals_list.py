@@ -84,10 +84,9 @@ def draft(hub: HubDir, ident: str, action: str = "deploy") -> str:
 
 
 def test_the_orders_listed_as_waiting_are_exactly_those_slopd_status_holds(hub: HubDir, lanes: Hub) -> None:
-    """A quorum order missing bob's signature, a single order without its .sig, an unreadable
-    order (a symlink) and one that is no envelope, both without .sig, wait; an order with every
-    signature, a non-envelope with its .sig, a lone sidecar and a dot file do not. One item
-    read on its own says what the list says."""
+    """Orders missing a signature (a quorum's second, a single's own, a symlink's or a non-envelope's
+    .sig) wait and those with all, a lone sidecar and a dot file do not, as `slopd status` and one
+    item read on its own say."""
     hub.drop("o1.md", order("o-1", "o1.md.sig,o1.md.bob.sig"), lane="authorized")
     hub.drop("o1.md.sig", "sig\n", lane="authorized")
     hub.drop("o2.md", order("o-2", "o2.md.sig,o2.md.bob.sig"), lane="authorized")
@@ -119,9 +118,8 @@ def test_the_orders_listed_as_waiting_are_exactly_those_slopd_status_holds(hub: 
 def test_a_render_opens_each_waiting_file_once_and_with_a_shelf_an_unchanged_one_never_again(
     hub: HubDir, lanes: Hub, config: Config
 ) -> None:
-    """Five held orders and three drafts: the first render opens each of the eight once (the
-    old list opened every held order again for each order it showed); the next opens none and
-    shows the same page."""
+    """With five held orders and three drafts the first render opens each of the eight once (the old
+    list opened each held order again for every order it showed) and the next opens none, same page."""
     for number in range(5):
         hub.drop(
             f"o{number}.md", order(f"o-{number}", f"o{number}.md.sig,o{number}.md.2.sig"), lane="authorized"
@@ -144,8 +142,8 @@ def test_a_render_opens_each_waiting_file_once_and_with_a_shelf_an_unchanged_one
 def test_a_file_changed_renamed_over_or_removed_is_read_again_or_forgotten(
     hub: HubDir, lanes: Hub, config: Config
 ) -> None:
-    """A draft rewritten in place with the same size shows its new action; one replaced by a
-    rename shows the new file's; a removed one leaves the list and the shelf."""
+    """A draft rewritten in place at the same size or replaced by a rename shows its new action, and a
+    removed one leaves the list and the shelf."""
     kept, replaced, removed = (draft(hub, f"20260704t100000z-{word}") for word in ("kept", "swap", "gone"))
     shelf = Shelf(racy=0.0)
     views.approvals_page(lanes, config, shelf)
@@ -173,8 +171,8 @@ def test_a_file_changed_renamed_over_or_removed_is_read_again_or_forgotten(
 def test_a_file_changed_less_than_racy_seconds_before_its_read_is_not_kept(
     hub: HubDir, lanes: Hub, config: Config
 ) -> None:
-    """Drafts written just now are read at every render until they are older than RACY: within
-    one clock tick a same-size rewrite keeps both file times, so their signature proves nothing."""
+    """Drafts written just now are read again at every render (within a clock tick a same-size rewrite
+    keeps both file times, so their signature proves nothing yet)."""
     names = [draft(hub, f"20260704t100000z-new{number}") for number in range(2)]
     shelf = Shelf()
     views.approvals_page(lanes, config, shelf)
@@ -187,9 +185,8 @@ def test_a_file_changed_less_than_racy_seconds_before_its_read_is_not_kept(
 def test_an_items_page_reads_the_file_now_whatever_the_shelf_holds(
     hub: HubDir, lanes: Hub, config: Config
 ) -> None:
-    """With other bytes planted in the shelf under the draft's very signature, the list shows
-    them (so the shelf is what the list reads) but one item's page — the bytes a human signs —
-    is the file's."""
+    """With other bytes planted in the shelf under the draft's very signature the list shows them, but
+    the item's page — the bytes a human signs — shows the file's."""
     name = draft(hub, "20260704t100000z-planted")
     path = hub.root / "outbox" / "drafts" / name
     forged = path.read_bytes().replace(b"action: deploy", b"action: reboot")
