@@ -5,6 +5,7 @@ agent's error reply, and every act logged (SPEC §15; the browser suite is test_
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -14,8 +15,8 @@ import pytest
 
 from slopd.core import passkeys, sshsig
 from tests.authenticator import Authenticator
-from tests.conftest import HubDir, wait_for
-from tests.console.rig import Browser, Console, console
+from tests.conftest import HubDir, envelope_text, wait_for
+from tests.console.rig import WATCHER, Browser, Console, console
 from tests.test_orders import new_hub
 from tests.transport.http_rig import ledger, with_tokens
 
@@ -250,6 +251,32 @@ def test_approving_a_draft_writes_the_order_and_its_sig_and_the_daemon_runs_it(
     assert f"Approved by {ALICE} ({PASSKEY.public_key.fingerprint})" in notice
     assert not (served.hub.root / "outbox" / "drafts" / name).exists()
     assert served.runs().count(ident) == 1
+
+
+def test_an_order_held_for_a_quorum_is_listed_with_its_signers_and_its_page_shows_its_bytes(
+    served: Console, alice: Browser
+) -> None:
+    """An order in authorized/ with its first signature and not the second is listed naming both
+    (the lane read as `slopd status` reads it); its page shows its exact bytes and their sha256,
+    and the sidecar alice's signature would go into."""
+    ident = "20260704t100000z-held-for-two"
+    name = f"{ident}.md"
+    text = envelope_text(
+        "Pair up on the release.\n", id=ident, type="instigate", from_="bob@example.com", to=WATCHER,
+        mode="execute", action="pair", auth=f"signed:{name}.sig,{name}.2.sig",
+    )  # fmt: skip
+    served.hub.drop(f"{name}.sig", "a signature\n", lane="authorized")
+    served.hub.drop(name, text, lane="authorized")
+    try:
+        listing = alice.client.get("/approvals").text
+        assert f"from bob@example.com; signed: {name}.sig; waiting for {name}.2.sig" in listing
+        page = alice.client.get(f"/approvals/authorized/{name}")
+        assert page.status_code == 200
+        assert hashlib.sha256(text.encode()).hexdigest() in page.text
+        assert f"authorized/{name}.2.sig" in page.text
+    finally:
+        for leftover in (name, f"{name}.sig"):
+            (served.hub.root / "authorized" / leftover).unlink(missing_ok=True)
 
 
 def test_declining_a_draft_sends_the_agent_an_error_reply_and_archives_it(

@@ -68,7 +68,9 @@ class Pages:
 
     async def approvals(self, request: Request, session: Session) -> Response:
         desk = self.desk
-        context = await anyio.to_thread.run_sync(lambda: views.approvals_page(desk.app.hub, desk.app.config))
+        context = await anyio.to_thread.run_sync(
+            lambda: views.approvals_page(desk.app.hub, desk.app.config, desk.shelf)
+        )
         done = request.query_params.get("done")
         return desk.render(request, "approvals.html", {"title": "Approvals", "done": done, **context})
 
