@@ -1,8 +1,8 @@
 """Trusted files re-read without a signal (SPEC §14, issue 24 point 4), against a long-running daemon.
 
-The allowed-signers file: a key added is trusted by the next order, a broken file keeps the last
-good trust, a key removed is refused again — all without SIGHUP, and `slopd verify` agrees with
-the daemon throughout. The tokens file: a token revoked by `slopd token revoke` is refused on its
+The allowed-signers file: a key added is trusted by the next order, a broken file trusts nobody, a
+key removed is refused again — all without SIGHUP, and `slopd verify` agrees with the daemon
+throughout. The tokens file: a token revoked by `slopd token revoke` is refused on its
 very next request, and a revocation is logged within a second even with no request.
 """
 
@@ -131,7 +131,8 @@ def test_allowed_signers_edits_take_effect_without_a_signal(hub: HubDir, tmp_pat
 @pytest.mark.slow  # a real daemon serving HTTP, like the other served tests
 def test_a_revoked_token_is_refused_on_its_next_request_and_logged_without_one(hub: HubDir) -> None:
     """`slopd token revoke` while the daemon serves: bob's next request is a 401 at once; carol's
-    revocation is logged (`tokens.reloaded`) before she asks again; a broken file keeps alice."""
+    revocation is logged (`tokens.reloaded`) before she asks again; a broken file opens no seat (fails
+    closed) until it is mended, and then alice is back."""
     tokens = with_tokens(hub, ("alice", "bob", "carol"))
     path = hub.config.parent / "tokens"
     with served(hub) as (daemon, url), httpx2.Client(base_url=url, timeout=30) as client:
@@ -145,10 +146,16 @@ def test_a_revoked_token_is_refused_on_its_next_request_and_logged_without_one(h
         daemon.until(lambda: [e for e in hub.events("tokens.reloaded") if e["seats"] == ["alice"]])
         assert client.get("/v1/replies", headers=bearer(tokens["carol"])).status_code == 401
 
-        path.write_text(path.read_text(encoding="utf-8") + "not a token line\n", encoding="utf-8")
+        good = path.read_text(encoding="utf-8")
+        path.write_text(good + "not a token line\n", encoding="utf-8")
         daemon.until(lambda: hub.events("tokens.reload_failed"))
+        assert client.get("/v1/replies", headers=bearer(tokens["alice"])).status_code == 401
+
+        path.write_text(good, encoding="utf-8")
+        daemon.until(lambda: len(hub.events("tokens.reloaded")) == 3)
         assert client.get("/v1/replies", headers=bearer(tokens["alice"])).status_code == 200
-    assert [event["seats"] for event in hub.events("tokens.reloaded")] == [["alice", "carol"], ["alice"]]
+    reloads = [event["seats"] for event in hub.events("tokens.reloaded")]
+    assert reloads == [["alice", "carol"], ["alice"], ["alice"]]
     assert hub.events("config.reloaded") == []
 
 
