@@ -33,6 +33,7 @@ import contextlib
 import json
 import math
 import os
+import re
 import shutil
 import signal
 import statistics
@@ -61,6 +62,7 @@ from common import (
 
 HERE = Path(__file__).resolve().parent
 CONTENDERS = ("slopd", "floor", "peer")
+NOT_RUN = "the peer did not run (--contenders)"
 OPERATOR = "operator@example.com"
 TRUE = shutil.which("true") or "/bin/true"
 
@@ -135,19 +137,23 @@ class Contender:
 
 class Slopd(Contender):
     name = "slopd"
-    _template: Path | None = None
+    _templates: dict[str, Path] = {}  # noqa: RUF012  # one `slopd init` per variant, copied per run
+    serve_http = False  # `--http 127.0.0.1:0`: the HTTP transport, /mcp and the console with their extras
+    source: Path | None = None  # another revision's tree, put first on PYTHONPATH
 
     def lab(self) -> Lab:
-        if Slopd._template is None:
-            Slopd._template = scratch("template-") / "hub"
+        if self.name not in Slopd._templates:
+            template = scratch("template-") / "hub"
             subprocess.run(
-                [*SLOPD, "init", "--home", "watcher:bench", str(Slopd._template)],
+                [*SLOPD, "init", "--home", "watcher:bench", str(template)],
                 check=True,
                 capture_output=True,
+                env=self.env(),
             )
-        base = scratch("slopd-")
+            Slopd._templates[self.name] = template
+        base = scratch(f"{self.name.replace('/', '-')}-")
         hub = base / "hub"
-        shutil.copytree(Slopd._template, hub, symlinks=True)
+        shutil.copytree(Slopd._templates[self.name], hub, symlinks=True)
         (base / "staging").mkdir()
         config = base / "config.toml"
         config.write_text(
@@ -160,6 +166,8 @@ class Slopd(Contender):
 
     def argv(self, lab: Lab, polling: bool) -> list[str]:
         extra = ["--polling"] if polling else []
+        if self.serve_http:
+            extra.append("--http=127.0.0.1:0")
         return [
             *SLOPD,
             "run",
@@ -173,7 +181,39 @@ class Slopd(Contender):
         ]
 
     def env(self) -> dict[str, str]:
-        return dict(os.environ, XDG_CONFIG_HOME="/nonexistent", XDG_STATE_HOME="/nonexistent")
+        env = dict(os.environ, XDG_CONFIG_HOME="/nonexistent", XDG_STATE_HOME="/nonexistent")
+        if self.source is not None:
+            env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(self.source), env.get("PYTHONPATH")]))
+            env["PYTHONSAFEPATH"] = "1"  # `python -m slopd` run in a checkout would import its ./slopd first
+        return env
+
+
+def variant(spec: str, signer: Signer) -> Slopd:
+    """`slopd+http`, `slopd@REV` or `slopd@REV+http`: slopd with `--http 127.0.0.1:0`, or from commit
+    REV's tree (`git archive`, byte-compiled, first on PYTHONPATH), or both."""
+    match = re.fullmatch(r"slopd(?:@([0-9A-Za-z._/-]+?))?(\+http)?", spec)
+    if match is None or spec == "slopd":
+        raise ValueError(
+            f"not a contender: {spec!r} (slopd, floor, peer, slopd+http, slopd@REV, slopd@REV+http)"
+        )
+    made = Slopd(signer)
+    made.name, made.serve_http = spec, match.group(2) is not None
+    if match.group(1):
+        made.source = snapshot(match.group(1))
+    return made
+
+
+def snapshot(revision: str) -> Path:
+    """Commit `revision`'s tree under the scratch dir, byte-compiled; its path."""
+    tree = scratch(f"source-{revision.replace('/', '-')}-")
+    archive = subprocess.run(
+        ["git", "-C", str(HERE.parent), "archive", "--format=tar", revision], capture_output=True, check=False
+    )
+    if archive.returncode != 0:
+        raise ValueError(f"git archive {revision}: {archive.stderr.decode(errors='replace').strip()}")
+    subprocess.run(["tar", "-x", "-C", str(tree)], input=archive.stdout, check=True)
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(tree / "slopd")], check=True)
+    return tree
 
 
 class Floor(Contender):
@@ -389,6 +429,12 @@ class Context:
     notes: list[str] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
     scale_labs: dict[tuple[str, int], Lab] = field(default_factory=dict)
+    order: tuple[str, ...] = CONTENDERS  # who runs in a-e, in this order within each round
+
+    @property
+    def variants(self) -> list[str]:
+        """The slopd variants beside slopd itself (`--contenders`), each compared with it."""
+        return [who for who in self.order if who.startswith("slopd") and who != "slopd"]
 
     def check_exit(self, name: str, code: int | None, where: str) -> None:
         if name != "peer" and code != 0:
@@ -460,7 +506,7 @@ def flow_saturation(
     lab = lab or contender.lab()
     run = Running(contender, lab)
     try:
-        run.ready()
+        startup = run.ready()
         time.sleep(0.3)
         if orders is None:
             batch = [
@@ -499,6 +545,7 @@ def flow_saturation(
         "missing": len(dropped) - len(samples),
         "complete": complete,
         "overflowed": run.watcher.overflowed,
+        "startup": startup,
     }
 
 
@@ -545,7 +592,8 @@ def rounds(
     results = ctx.results.setdefault(workload, [])
     for round_no in range(1, ctx.settings.runs + 1):
         row: dict[str, Any] = {}
-        for who in who_list:
+        turn = (round_no - 1) % len(who_list) if ctx.variants else 0  # with variants, none always first
+        for who in who_list[turn:] + who_list[:turn]:
             print(f"  [{workload}] round {round_no}: {who} …", flush=True, file=sys.stderr)
             row[who] = one(who, round_no)
         results.append(row)
@@ -658,7 +706,7 @@ def scale_lab(ctx: Context, who: str, level: int) -> Lab | None:
 def latency_table(ctx: Context, workload: str, title: str, target: tuple[float, bool] | None) -> list[str]:
     results = ctx.results[workload]
     rows = []
-    for who in CONTENDERS:
+    for who in ctx.order:
         runs = [r[who] for r in results if who in r]
         if not runs:
             continue
@@ -688,8 +736,23 @@ def latency_table(ctx: Context, workload: str, title: str, target: tuple[float, 
             verdict(floor_ratio, *target) if target else "no target",
         )
     )
-    lines.append(ratio_line(f"{workload} slopd/peer", peer_ratio, "median latency"))
+    lines.append(
+        ratio_line(f"{workload} slopd/peer", peer_ratio, "median latency")
+        if "peer" in ctx.order
+        else f"ratio {workload} slopd/peer: {NOT_RUN}"
+    )
+    lines += variant_lines(ctx, workload, "median", "median latency")
     return lines
+
+
+def variant_lines(ctx: Context, workload: str, key: str, what: str) -> list[str]:
+    """Each slopd variant over slopd itself, round by round (they ran in the same minutes)."""
+    results = ctx.results[workload]
+    label = workload.split(maxsplit=1)[0]
+    return [
+        ratio_line(f"{label} {who}/slopd", per_round_ratios(results, key, who, "slopd"), what)
+        for who in ctx.variants
+    ]
 
 
 def throughput_rows(ctx: Context, runs_by_who: dict[str, list[dict[str, Any]]]) -> list[list[str]]:
@@ -722,7 +785,7 @@ def saturation_table(
     ctx: Context, workload: str, title: str, floor_target: float | None, peer_target: float | None
 ) -> list[str]:
     results = ctx.results[workload]
-    runs_by_who = {who: [r[who] for r in results if who in r] for who in CONTENDERS}
+    runs_by_who = {who: [r[who] for r in results if who in r] for who in ctx.order}
     lines = [title, render_table(THROUGHPUT_HEADERS, throughput_rows(ctx, runs_by_who))]
     to_floor = per_round_ratios(results, "throughput", "slopd", "floor")
     to_peer = per_round_ratios(results, "throughput", "slopd", "peer")
@@ -735,7 +798,7 @@ def saturation_table(
             verdict(to_floor, floor_target, True) if floor_target else "no target",
         )
     )
-    if any(runs_by_who["peer"]):
+    if runs_by_who.get("peer"):
         lines.append(
             ratio_line(
                 f"{label} slopd/peer",
@@ -745,13 +808,16 @@ def saturation_table(
             )
         )
     else:
-        lines.append(f"ratio {label} slopd/peer: peer exempt")
+        lines.append(f"ratio {label} slopd/peer: " + ("peer exempt" if "peer" in ctx.order else NOT_RUN))
+    lines += variant_lines(ctx, workload, "throughput", "throughput")
+    lines += variant_lines(ctx, workload, "cpu_per_msg_ms", "CPU per message")
+    lines += variant_lines(ctx, workload, "startup", "startup (spawn -> first probe reply)")
     return lines
 
 
 def workload_a(ctx: Context) -> list[str]:
     s = ctx.settings
-    rounds(ctx, "a", CONTENDERS, lambda who, n: flow_low_rate(ctx, who, n, in_place=False))
+    rounds(ctx, "a", ctx.order, lambda who, n: flow_low_rate(ctx, who, n, in_place=False))
     return latency_table(
         ctx,
         "a",
@@ -763,7 +829,7 @@ def workload_a(ctx: Context) -> list[str]:
 
 def workload_b(ctx: Context) -> list[str]:
     s = ctx.settings
-    rounds(ctx, "b", CONTENDERS, lambda who, n: flow_low_rate(ctx, who, n, in_place=True))
+    rounds(ctx, "b", ctx.order, lambda who, n: flow_low_rate(ctx, who, n, in_place=True))
     return [
         *latency_table(
             ctx,
@@ -784,7 +850,7 @@ def workload_c(ctx: Context) -> list[str]:
     def one(who: str, n: int) -> dict[str, Any]:
         return flow_saturation(ctx, who, peer_count(ctx, who, s.sat), f"c{n}")
 
-    rounds(ctx, "c", CONTENDERS, one)
+    rounds(ctx, "c", ctx.order, one)
     return saturation_table(
         ctx, "c", f"(c) saturation: {s.sat} handoffs renamed into inbox/ at once, {s.runs} rounds", 0.8, 10.0
     )
@@ -796,11 +862,13 @@ def workload_d(ctx: Context) -> list[str]:
     def one(who: str, n: int) -> dict[str, Any]:
         return flow_backlog(ctx, who, peer_count(ctx, who, s.backlog), f"d{n}")
 
-    rounds(ctx, "d", CONTENDERS, one)
+    rounds(ctx, "d", ctx.order, one)
     results = ctx.results["d"]
     rows = []
-    for who in CONTENDERS:
+    for who in ctx.order:
         runs = [r[who] for r in results if who in r]
+        if not runs:
+            continue
         for r in runs:
             r["drain_full"] = r["drain"] * s.backlog / r["count"]  # extrapolated for a capped peer
         extrapolated = runs[0]["count"] < s.backlog
@@ -824,8 +892,12 @@ def workload_d(ctx: Context) -> list[str]:
         f"(d) backlog: {s.backlog:,} handoffs waiting in inbox/ when the daemon starts, {s.runs} rounds",
         render_table(headers, rows),
         ratio_line("d slopd/floor", to_floor, "drain time", verdict(to_floor, 1.25, False)),
-        ratio_line("d slopd/peer", to_peer, "drain time", verdict(to_peer, 0.1, False) + " (10x faster)"),
+        ratio_line("d slopd/peer", to_peer, "drain time", verdict(to_peer, 0.1, False) + " (10x faster)")
+        if "peer" in ctx.order
+        else f"ratio d slopd/peer: {NOT_RUN}",
         ratio_line("d slopd/floor", rss, "peak RSS", "no target"),
+        *variant_lines(ctx, "d", "drain_full", "drain time"),
+        *variant_lines(ctx, "d", "rss_peak", "peak RSS"),
     ]
 
 
@@ -839,7 +911,7 @@ def workload_e(ctx: Context) -> list[str]:
         def one(who: str, n: int, kind: str = kind, count: int = count) -> dict[str, Any]:
             return flow_saturation(ctx, who, peer_count(ctx, who, count), f"e{kind[0]}{n}", orders=kind)
 
-        rounds(ctx, key, CONTENDERS, one)
+        rounds(ctx, key, ctx.order, one)
         what = (
             "`mode: discuss` orders (verified, answered, nothing runs)"
             if kind == "verify"
@@ -1035,6 +1107,15 @@ def main() -> int:
         "--peer-max", type=int, help="at most this many files for the peer in c, d, e, g (default 150)"
     )
     parser.add_argument("--peer-in-g", action="store_true", help="run the peer in g too")
+    parser.add_argument(
+        "--contenders",
+        default=",".join(CONTENDERS),
+        help="who runs in a-e, in this order in each round (default slopd,floor,peer); slopd and floor "
+        "are needed. Variants of slopd, each also compared with slopd round by round: slopd+http "
+        "(`--http 127.0.0.1:0`: the HTTP transport, /mcp and the console with their extras), slopd@REV "
+        "(commit REV's tree, from `git archive`), slopd@REV+http; with variants the order turns by one "
+        "each round, so that none always runs first. f and g run slopd, floor and peer",
+    )
     parser.add_argument("--json", help="write the raw per-run figures here")
     args = parser.parse_args()
     quick = args.quick
@@ -1063,12 +1144,26 @@ def main() -> int:
     if unknown:
         parser.error(f"unknown workloads: {', '.join(unknown)}")
 
+    order = tuple(dict.fromkeys(who.strip() for who in args.contenders.split(",") if who.strip()))
+    if not {"slopd", "floor"} <= set(order):
+        parser.error("--contenders must name slopd and floor: every ratio is taken against them")
     precompile()
     signer = Signer()
-    ctx = Context(settings, signer, {c.name: c(signer) for c in (Slopd, Floor, Peer)})
+    contenders: dict[str, Contender] = {c.name: c(signer) for c in (Slopd, Floor, Peer)}
+    try:
+        contenders.update({who: variant(who, signer) for who in order if who not in contenders})
+    except ValueError as error:
+        parser.error(str(error))
+    ctx = Context(settings, signer, contenders, order=order)
     print(f"# machine: {machine_line()}")
     print(f"# started {time.strftime('%Y-%m-%d %H:%M:%S %Z')}; {settings}")
     print(f"# slopd source: {source_state()}")
+    for who in ctx.variants:
+        made = contenders[who]
+        assert isinstance(made, Slopd)
+        http = " --http 127.0.0.1:0" if made.serve_http else ""
+        tree = f"from {made.source} (git archive)" if made.source else "from this tree"
+        print(f"# {who}: slopd run …{http}, {tree}")
     print(
         f"# slopd: {' '.join(SLOPD)} run …; floor: bench/floor.py; peer: bench/peer/peer.sh (watchmedo)",
         flush=True,

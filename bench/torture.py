@@ -92,9 +92,10 @@ class Input:
 
     @property
     def conflicts(self) -> int:
-        """Conflict copies: the same id with other bytes, refused at admission (SPEC §14, rule 4)."""
-        first = {data for _name, data in self.drops}
-        return sum(1 for _name, data in self.copies if data not in first)
+        """Copies with other bytes under the id: each is refused as a conflict (SPEC §14), one
+        `ID.invalid-…` error each; a copy with the same bytes is a duplicate, answered by nothing."""
+        own = {data for _name, data in self.drops}
+        return sum(1 for _name, data in self.copies if data not in own)
 
 
 @dataclass
@@ -103,7 +104,7 @@ class Report:
     envelopes: int  # distinct inputs (ids and invalid files)
     files: int  # every file dropped: inputs, signatures, duplicates, conflict copies
     copies: int  # duplicates and conflict copies among them
-    conflicts: int  # the conflict copies (refused at admission, not archived as duplicates)
+    conflicts: int  # conflict copies (other bytes under an id) among the copies: refused, not duplicates
     kills: int
     executions: int  # lines in the two journals
     interruptions: int  # executions answered "interrupted, not retried"
@@ -114,8 +115,7 @@ class Report:
     def summary(self) -> str:
         return (
             f"torture seed {self.seed}: {self.envelopes} envelopes ({self.files} files, "
-            f"{self.copies} duplicates and conflict copies, {self.conflicts} of them conflicts), "
-            f"{self.kills} kills, "
+            f"{self.copies} duplicates and conflict copies), {self.kills} kills, "
             f"{self.executions} executions, {self.interruptions} interruptions, "
             f"{self.duplicates} duplicates archived, {self.seconds:.1f} s, "
             f"{len(self.problems)} broken invariants"
@@ -429,7 +429,7 @@ def check(lab: Lab, inputs: list[Input]) -> list[str]:
     by_file = {f"{i.lane}/{name}": i.ident for i in inputs for name, _ in [*i.drops, *i.copies]}
     for path in sorted((hub / "outbox").iterdir()):
         if path.name == "drafts" and path.is_dir():
-            continue  # approval drafts (SPEC §16): the daemon makes the folder to watch it
+            continue  # where agents' drafts wait for a human (SPEC §2): no reply
         if not path.is_file():
             problems.append(f"outbox/{path.name} is not a reply file")
             continue
@@ -453,14 +453,16 @@ def check(lab: Lab, inputs: list[Input]) -> list[str]:
         got = replies.get(item.ident, {})
         names = set(got)
         ident = item.ident
-        refused = (
-            {name for name in names if ".invalid-" in name} if item.kind in (*TERMINAL, *RUNS) else set()
-        )
-        if len(refused) != item.conflicts or any(got[name].get("type") != "error" for name in refused):
-            problems.append(
-                f"{ident} ({item.kind}): refusals {sorted(refused)} for {item.conflicts} conflict copies"
-            )
-        names -= refused
+        if item.kind in (*TERMINAL, *RUNS):
+            refused = {name for name in names if name.startswith(f"{ident}.invalid-")}
+            if len(refused) != item.conflicts:
+                problems.append(
+                    f"{ident}: {len(refused)} conflict refusals for {item.conflicts} conflict copies"
+                )
+            for name in refused:
+                if "conflict: id " not in got[name]["body"] or got[name].get("type") != "error":
+                    problems.append(f"{ident}: {name} is not a conflict error")
+            names -= refused
         if item.kind in TERMINAL:
             expected = {f"{ident}.{TERMINAL[item.kind]}.md"}
             if names != expected:
@@ -528,7 +530,7 @@ def check_ledger(lab: Lab, inputs: list[Input]) -> list[str]:
             f"extra {sorted(ledgered - valid)[:10]}"
         )
     invalid_inputs = sum(1 for item in inputs if item.kind not in (*TERMINAL, *RUNS))
-    invalid_inputs += sum(item.conflicts for item in inputs)  # each refused under its own key
+    invalid_inputs += sum(item.conflicts for item in inputs)  # refused conflict copies: rows of their own
     invalid_rows = sum(1 for row in rows if row["key"].startswith("invalid:"))
     if invalid_rows != invalid_inputs:
         problems.append(f"ledger: {invalid_rows} invalid rows for {invalid_inputs} invalid files")

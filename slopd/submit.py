@@ -38,6 +38,7 @@ from slopd.core.vocabulary import PROTOCOL, REPLY_TYPES
 from slopd.shell.lanes import Hub
 
 _SLUG = re.compile(r"[^a-z0-9-]+")
+GENERATED_ID_TRIES = 3  # a generated id already taken (never, in practice: 64 bits) is replaced this often
 
 
 @dataclass(frozen=True, slots=True)

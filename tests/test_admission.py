@@ -224,10 +224,21 @@ async def test_a_recipient_nobody_here_answers_is_accepted_then_answered_with_on
 
 
 async def test_an_unknown_argument_or_json_key_is_refused_naming_it(surfaces: Surfaces) -> None:
-    """Row 7: MCP names the unknown argument; nothing is sent. (The envelope's own unknown keys
-    are kept, SPEC §3: they are not request arguments.)"""
+    """Row 7: a request's unknown key is refused naming it — over HTTP a JSON body's (422
+    `unknown-keys`), over MCP a tool argument (a tool error); nothing is done. (The envelope's
+    own unknown keys are kept, SPEC §3: they are its content, not request arguments.)"""
     said = await mcp_refused(surfaces, id="r7-mcp", priority="high")
     assert "slop_send takes no argument `priority`" in said
+    assert "baton_score takes no argument `strict`" in await surfaces.mcp.refused(
+        "baton_score", letter="thin", strict=True
+    )
     assert inbox(surfaces.hub) == {}
+    answer = await surfaces.live.client.post(
+        "/baton/alice/score",
+        json={"letter": "thin", "strict": True},
+        headers={"Authorization": f"Bearer {surfaces.token}"},
+    )
+    assert (answer.status_code, answer.json()["type"].rsplit("/", 1)[1]) == (422, "unknown-keys")
+    assert problem_reasons(answer.json()) == ["`strict`: this endpoint takes no such key"]
     status, _ = await surfaces.post(envelope("r7-http", priority="high"))
     assert status == 202

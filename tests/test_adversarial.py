@@ -38,6 +38,7 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from cryptography.hazmat.primitives.serialization import load_ssh_private_key
 
+from slopd.core.admission import ACTION_OUTSIDE
 from tests.conftest import HubDir, RunningDaemon, body_of, front_matter, toml_argv, toml_string
 
 SSH_KEYGEN = "/usr/bin/ssh-keygen"
@@ -605,7 +606,7 @@ def signed_orders(scenario: Scenario, lab: Lab) -> dict[str, bytes]:
     data = order("o-in-inbox", "in-inbox.md")
     scenario.drop("inbox", "in-inbox.md.sig", sign(data), "ignored")
     scenario.drop(
-        "inbox", "in-inbox.md", data, "error", ident="o-in-inbox", reason="'action' is allowed only"
+        "inbox", "in-inbox.md", data, "refused", ident="o-in-inbox", reason=re.escape(ACTION_OUTSIDE)
     )
     return {"valid.md": valid, "valid.md.sig": valid_sig}
 
@@ -637,7 +638,9 @@ def hostile_inbox(scenario: Scenario, lab: Lab) -> None:
     scenario.drop(lane, b"bad-\xff\xfe.md", envelope("i-badname", "instigate"), "invalid", reason=name_reason)
     scenario.drop(lane, "evil\u202egnp.md", envelope("i-bidi", "instigate"), "invalid", reason=name_reason)
     scenario.drop(lane, "inj\n\x1b[31m.md", envelope("i-ansi", "instigate"), "invalid", reason=name_reason)
-    # 35, 40: NFC and NFD names of one id; conflict copies of one id: each id runs once.
+    # 35, 40: NFC and NFD names of one id (the same bytes: a duplicate); conflict copies of one id
+    # with other bodies: it runs once, from whichever copy comes first, and each other copy is
+    # refused as a conflict (SPEC §14).
     cafe = envelope("i-cafe", "instigate", "Once, whatever the name.\n")
     for name in (unicodedata.normalize("NFC", "café.md"), unicodedata.normalize("NFD", "café.md")):
         scenario.drop(lane, name, cafe, "run", ident="i-cafe", runner="executor")
@@ -652,8 +655,9 @@ def hostile_inbox(scenario: Scenario, lab: Lab) -> None:
             lane,
             name,
             envelope("i-conflict", "instigate", body),
-            "run",
+            "conflict",
             ident="i-conflict",
+            reason="conflict: id i-conflict was already used with other content",
             runner="executor",
         )
     # 36, 37: oversized (real and sparse), invalid UTF-8 inside, a NUL byte.
@@ -696,7 +700,7 @@ def hostile_inbox(scenario: Scenario, lab: Lab) -> None:
         ("list.md", front("- protocol: slop.v1\n- id: i-list"), "mapping"),
         ("scalar.md", front("just some text"), "mapping"),
         ("unclosed.md", b"---\nprotocol: slop.v1\nid: i-unclosed\n", "closing"),
-        ("two-docs.md", front("protocol: slop.v1\n--- \nid: i-two"), "more than one YAML document"),
+        ("two-docs.md", front("protocol: slop.v1\n--- # two\nid: i-two"), "more than one YAML document"),
         ("json-looking.md", b'{"protocol": "slop.v1", "id": "i-jsonish", "type": "note"}\n', "front matter"),
         ("dup-key.json", b'{"id": "a", "id": "b"}', "duplicate"),
         ("nan.json", b'{"id": "a", "x": NaN}', "NaN"),
@@ -775,9 +779,9 @@ def hostile_inbox(scenario: Scenario, lab: Lab) -> None:
         lane,
         "action.md",
         envelope("i-action", "instigate", action="deploy"),
-        "error",
+        "refused",
         ident="i-action",
-        reason="'action' is allowed only",
+        reason=re.escape(ACTION_OUTSIDE),
     )
     scenario.drop(
         lane,
@@ -814,8 +818,13 @@ def hostile_inbox(scenario: Scenario, lab: Lab) -> None:
 def expected_replies(inputs: list[Input]) -> int:
     count, seen = 0, set()
     for item in inputs:
-        if item.kind == "invalid":
+        if item.kind in ("invalid", "refused"):
             count += 1
+        elif item.kind == "conflict":
+            count += (
+                1 if item.ident in seen else 2
+            )  # the copy that ran: ack + result; the others one error each
+            seen.add(item.ident)
         elif item.kind in ("error", "ack", "discuss", "run") and item.ident not in seen:
             seen.add(item.ident)
             count += 2 if item.kind == "run" else 1
@@ -837,6 +846,7 @@ def replies(hub: HubDir) -> dict[str, tuple[dict[str, Any], str]]:
 def check_answers(inputs: list[Input], found: dict[str, tuple[dict[str, Any], str]]) -> list[str]:
     """Each input got exactly the reply its kind calls for, and no reply names a file twice."""
     problems: list[str] = []
+    ran: dict[str, list[str]] = {}  # conflict copies answered by running, by id
     by_file: dict[str, list[str]] = {}
     for name, (headers, _) in found.items():
         if "file" in headers:
@@ -863,6 +873,18 @@ def check_answers(inputs: list[Input], found: dict[str, tuple[dict[str, Any], st
             silent_run = item.lane == "authorized" and "nothing was run" not in body
             if not re.search(item.reason, body) or silent_run or f"`{item.file}`" not in body:
                 problems.append(f"{item.file}: the error lacks /{item.reason}/ or the file: {body[:300]!r}")
+        elif item.kind in ("refused", "conflict"):
+            if item.kind == "conflict" and not naming:
+                ran.setdefault(str(item.ident), []).append(item.file)  # the copy that ran: checked below
+                continue
+            if len(naming) != 1 or not naming[0].startswith(f"{item.ident}.invalid-"):
+                problems.append(f"{item.file}: expected one refusal, {item.ident}.invalid-…, got {naming}")
+                continue
+            headers, body = found[naming[0]]
+            if (headers["type"], headers["in_reply_to"]) != ("error", item.ident) or not re.search(
+                item.reason, body
+            ):
+                problems.append(f"{item.file}: the refusal lacks /{item.reason}/: {body[:300]!r}")
         elif item.kind in ("ack", "discuss", "run"):
             wanted = {
                 "ack": {f"{item.ident}.ack.md"},
@@ -882,6 +904,10 @@ def check_answers(inputs: list[Input], found: dict[str, tuple[dict[str, Any], st
                 )
         elif own or naming:  # record, left, ignored, sidecar: never answered
             problems.append(f"{item.file} ({item.kind}) was answered: {sorted(own)} / {naming}")
+    for ident in {str(item.ident) for item in inputs if item.kind == "conflict"}:
+        wanted = {f"{ident}.ack.md", f"{ident}.result.md"}
+        if len(ran.get(ident, [])) != 1 or not wanted <= set(found):
+            problems.append(f"{ident}: exactly one copy must run (ack + result), got {ran.get(ident)}")
     return problems
 
 
@@ -1049,7 +1075,7 @@ def test_every_hostile_input_at_once_through_one_running_daemon(hub: HubDir, tmp
     if unfinished:
         problems.append(f"ledger rows not done: {unfinished}")
     duplicates = Counter(row[0] for row in ledger_rows(hub, "SELECT id FROM duplicates"))
-    if duplicates != Counter({"i-conflict": 3, "i-cafe": 1, "o-valid": 2}):
+    if duplicates != Counter({"i-cafe": 1, "o-valid": 2}):  # conflict copies are refusals, not duplicates
         problems.append(f"duplicates recorded: {dict(duplicates)}")
     assert not problems, "\n".join(problems)
 

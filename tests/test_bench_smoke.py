@@ -63,6 +63,44 @@ def test_compare_quick_prints_a_ratio_for_every_workload(tmp_path: Path) -> None
             assert figures["results"][key][0][who]["missing"] == 0, (key, who)
 
 
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_compare_runs_slopd_variants_beside_slopd_and_prints_their_ratios(tmp_path: Path) -> None:
+    """`--contenders slopd,floor,slopd+http,slopd@HEAD` runs the HTTP-serving daemon and the committed
+    tree's (from `git archive`) in the same rounds, each answering every envelope, each with a ratio
+    over slopd; the peer, not named, does not run."""
+    raw = tmp_path / "figures.json"
+    command = [
+        sys.executable, str(ROOT / "bench" / "compare.py"), "--quick", "--workloads", "c,d",
+        "--contenders", "slopd,floor,slopd+http,slopd@HEAD", "--json", str(raw),
+    ]  # fmt: skip
+    result = subprocess.run(
+        command,
+        capture_output=True,
+        text=True,
+        timeout=280,
+        cwd=ROOT,
+        env=dict(os.environ, BENCH_TMP=str(tmp_path / "scratch")),
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    for pattern in (
+        r"^# slopd\+http: slopd run … --http 127\.0\.0\.1:0, from this tree$",
+        r"^# slopd@HEAD: slopd run …, from \S+ \(git archive\)$",
+        r"^ratio c slopd\+http/slopd: throughput \d",
+        r"^ratio c slopd@HEAD/slopd: throughput \d",
+        r"^ratio d slopd\+http/slopd: drain time \d",
+        r"^ratio d slopd@HEAD/slopd: peak RSS \d",
+        r"^ratio d slopd/peer: the peer did not run",
+    ):
+        assert re.search(pattern, result.stdout, re.MULTILINE), f"no {pattern!r}:\n{result.stdout}"
+    figures = json.loads(raw.read_text())
+    for key in ("c", "d"):
+        (row,) = figures["results"][key]
+        assert sorted(row) == ["floor", "slopd", "slopd+http", "slopd@HEAD"], key
+        assert all(run["missing"] == 0 for run in row.values()), (key, row)
+
+
 STARTUP_TARGETS = (
     r"^target slopd send median <= 60 ms: (MET|MISSED) \(\d",
     r"^target slopd validate median <= 60 ms: (MET|MISSED) \(\d",

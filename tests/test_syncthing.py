@@ -719,14 +719,20 @@ def test_three_hundred_envelopes_through_syncthing_are_each_answered_once(
         else:
             by_id.setdefault(str(front_matter(text).get("in_reply_to")), set()).add(name)
     orphaned = {name: text for name, text in invalid.items() if "signature without its order" in text}
-    partial = {name: text for name, text in invalid.items() if name not in orphaned}
+    # A conflict copy with the other replica's bytes is refused as a conflict (SPEC §14): one
+    # error to its sender; whichever version came first is the one that ran.
+    conflicts = {name: text for name, text in invalid.items() if "- conflict: id " in text}
+    partial = {name: text for name, text in invalid.items() if name not in {*orphaned, *conflicts}}
     runs = [line.split() for line in journal.read_text().splitlines()] if journal.exists() else []
     executed = Counter(ident for _kind, ident, _digest in runs)
     archived = [path.name for path in (replica_b / "archive").glob("*/*")]
     conflict_files = sorted(name for name in archived if ".sync-conflict-" in name)
-    inputs = ledger(hub, "SELECT id, file, status, archive, sha256 FROM inputs")
+    inputs = ledger(
+        hub, "SELECT id, file, status, archive, sha256 FROM inputs WHERE key NOT LIKE 'invalid:%'"
+    )
+    refused = ledger(hub, "SELECT id, file FROM inputs WHERE key LIKE 'invalid:%'")
     duplicates = ledger(hub, "SELECT id, file FROM duplicates")
-    recorded = {file for _ident, file, *_rest in inputs} | {file for _ident, file in duplicates}
+    recorded = {file for _ident, file, *_rest in inputs} | {file for _ident, file in [*duplicates, *refused]}
     conflict_duplicates = [name for name in conflict_files if any(f == name for _i, f in duplicates)]
     sigs_dropped = sum(1 + (item.how == "dup") for item in plan if item.signature)
     # Unsigned orders are answered only after sig_grace: their latency is the grace, shown apart.
@@ -806,6 +812,18 @@ def test_three_hundred_envelopes_through_syncthing_are_each_answered_once(
         "conflict copies not recorded in the ledger": [
             name for name in conflict_files if name not in recorded
         ],
+        # Each conflict copy that is not a duplicate leaves one loser, refused as a conflict of an
+        # id written as a conflict, to that version's sender.
+        "conflict refusals not one per conflict copy": (
+            []
+            if len(conflicts) == len(conflict_files) - len(conflict_duplicates)
+            else [len(conflicts), len(conflict_files), len(conflict_duplicates)]
+        ),
+        "conflict refusals of ids not written as conflicts": sorted(
+            ident
+            for ident in (str(front_matter(text).get("in_reply_to")) for text in conflicts.values())
+            if ident not in items or items[ident].how != "conflict"
+        ),
         # Both replicas' lanes end empty; slopd's state never enters the synced folder.
         "inputs left in a lane": input_files(replica_a) + input_files(replica_b),
         "slopd state inside replica A": [

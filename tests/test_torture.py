@@ -41,8 +41,8 @@ def test_kill_9_torture_keeps_every_guarantee(tmp_path: Path, capsys: pytest.Cap
     assert not report.problems, "\n".join([context, *report.problems])
     assert report.kills >= 20, context
     assert report.envelopes >= 500, context
-    assert report.duplicates >= report.copies - report.conflicts > 0, context
-    assert report.conflicts > 0, context
+    assert report.duplicates >= report.copies - report.conflicts > 0, context  # same bytes: duplicates
+    assert report.conflicts > 0, context  # other bytes: refused as conflicts, checked by `torture`
     # The kills must have landed on running commands, or the run proved nothing about them.
     assert report.executions > 0, context
     assert report.interruptions > 0, context

@@ -1,8 +1,8 @@
 """Trusted files re-read without a signal (SPEC §14, issue 24 point 4), against a long-running daemon.
 
-The allowed-signers file: a key added is trusted by the next order, a broken file keeps the last
-good trust, a key removed is refused again — all without SIGHUP, and `slopd verify` agrees with
-the daemon throughout. The tokens file: a token revoked by `slopd token revoke` is refused on its
+The allowed-signers file: a key added is trusted by the next order, a broken file trusts nobody, a
+key removed is refused again — all without SIGHUP, and `slopd verify` agrees with the daemon
+throughout. The tokens file: a token revoked by `slopd token revoke` is refused on its
 very next request, and a revocation is logged within a second even with no request.
 """
 
@@ -72,8 +72,9 @@ def verify(hub: HubDir, signers: Path, path: Path) -> int:
 
 
 def test_allowed_signers_edits_take_effect_without_a_signal(hub: HubDir, tmp_path: Path) -> None:
-    """A key added runs its order with no SIGHUP; a broken file keeps the last good trust (logged);
-    the key removed again is refused; `slopd verify` and the daemon agree at every step."""
+    """A key added runs its order with no SIGHUP; a broken file trusts nobody (fails closed, logged:
+    an order then is refused, saying why); the key removed again is refused; `slopd verify` and the
+    daemon agree at every step."""
     keys = tmp_path / "keys"
     keys.mkdir()
     alice_line = keygen(hub, keys / "alice", "alice")
@@ -103,9 +104,13 @@ def test_allowed_signers_edits_take_effect_without_a_signal(hub: HubDir, tmp_pat
 
         signers.write_text(alice_line + bob_line + "bob@example.com\n", encoding="utf-8")  # no key
         daemon.until(lambda: hub.events("trust.reload_failed"), timeout=DEADLINE)  # seen without an order
-        kept = order(hub, tmp_path, "20260704t090200z-bob-kept", keys / "bob", "bob")
-        drop_order(hub, kept)
-        assert answer(daemon, hub, kept.stem) == ("result", "hello ran\n")
+        closed = order(hub, tmp_path, "20260704t090200z-bob-closed", keys / "bob", "bob")
+        assert verify(hub, signers, closed) != 0  # slopd verify cannot use the file either
+        drop_order(hub, closed)
+        kind, body = answer(daemon, hub, closed.stem)
+        assert kind == "error", body
+        assert "the allowed_signers file cannot be used" in body
+        assert "no signer is trusted" in body
         (failed,) = hub.events("trust.reload_failed")
         assert "missing key" in failed["reason"]
         assert failed["level"] == "error"
@@ -126,7 +131,8 @@ def test_allowed_signers_edits_take_effect_without_a_signal(hub: HubDir, tmp_pat
 @pytest.mark.slow  # a real daemon serving HTTP, like the other served tests
 def test_a_revoked_token_is_refused_on_its_next_request_and_logged_without_one(hub: HubDir) -> None:
     """`slopd token revoke` while the daemon serves: bob's next request is a 401 at once; carol's
-    revocation is logged (`tokens.reloaded`) before she asks again; a broken file keeps alice."""
+    revocation is logged (`tokens.reloaded`) before she asks again; a broken file opens no seat (fails
+    closed) until it is mended, and then alice is back."""
     tokens = with_tokens(hub, ("alice", "bob", "carol"))
     path = hub.config.parent / "tokens"
     with served(hub) as (daemon, url), httpx2.Client(base_url=url, timeout=30) as client:
@@ -140,10 +146,16 @@ def test_a_revoked_token_is_refused_on_its_next_request_and_logged_without_one(h
         daemon.until(lambda: [e for e in hub.events("tokens.reloaded") if e["seats"] == ["alice"]])
         assert client.get("/v1/replies", headers=bearer(tokens["carol"])).status_code == 401
 
-        path.write_text(path.read_text(encoding="utf-8") + "not a token line\n", encoding="utf-8")
+        good = path.read_text(encoding="utf-8")
+        path.write_text(good + "not a token line\n", encoding="utf-8")
         daemon.until(lambda: hub.events("tokens.reload_failed"))
+        assert client.get("/v1/replies", headers=bearer(tokens["alice"])).status_code == 401
+
+        path.write_text(good, encoding="utf-8")
+        daemon.until(lambda: len(hub.events("tokens.reloaded")) == 3)
         assert client.get("/v1/replies", headers=bearer(tokens["alice"])).status_code == 200
-    assert [event["seats"] for event in hub.events("tokens.reloaded")] == [["alice", "carol"], ["alice"]]
+    reloads = [event["seats"] for event in hub.events("tokens.reloaded")]
+    assert reloads == [["alice", "carol"], ["alice"], ["alice"]]
     assert hub.events("config.reloaded") == []
 
 
@@ -188,8 +200,8 @@ def test_any_new_version_of_the_file_is_reloaded(tmp_path: Path, change: Callabl
 
 
 def test_a_bad_version_keeps_the_last_good_value_and_is_reported_once(tmp_path: Path) -> None:
-    """A version that fails to load keeps the value and logs one error, however often it is looked at;
-    a missing file too; the next good version is taken."""
+    """Without `closed`, a version that fails to load keeps the value and logs one error, however often
+    it is looked at; a missing file too; the next good version is taken."""
     path = tmp_path / "file"
     path.write_text("good")
 
@@ -212,6 +224,42 @@ def test_a_bad_version_keeps_the_last_good_value_and_is_reported_once(tmp_path: 
         ("thing.reload_failed", "line 1: bad"),
         ("thing.reload_failed", "it cannot be read (missing, or no access)"),
         ("thing.reloaded", None),
+    ]
+
+
+def test_with_closed_a_bad_or_missing_version_fails_closed_until_mended(tmp_path: Path) -> None:
+    """The trust root's way (rule 3): a bad or missing file gives `closed(reason)` — never the last
+    good value — reported once per version; the next good version is taken again."""
+    path = tmp_path / "file"
+    path.write_text("good")
+
+    def load() -> str:
+        text = path.read_text()
+        if "bad" in text:
+            raise ValueError("line 1: bad")
+        return text
+
+    with log.capture() as events:
+        watched = Reloading(
+            path,
+            load,
+            "good",
+            version(path),
+            log.get(),
+            "trust",
+            every=0.0,
+            closed=lambda why: f"NOBODY ({why})",
+        )
+        path.write_text("bad!")
+        assert [watched.check() for _ in range(2)] == [f"NOBODY ({path}: line 1: bad)"] * 2
+        path.unlink()
+        assert watched.check() == f"NOBODY ({path}: it cannot be read (missing, or no access))"
+        path.write_text("mended")
+        assert watched.check() == "mended"
+    assert [(event["event"], event.get("kept", "")[:7]) for event in events] == [
+        ("trust.reload_failed", "nothing"),
+        ("trust.reload_failed", "nothing"),
+        ("trust.reloaded", ""),
     ]
 
 

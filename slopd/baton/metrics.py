@@ -9,6 +9,7 @@ Rules (SPEC §11; the seed's "Metric / Source" table):
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 COLUMNS = (
@@ -25,7 +26,14 @@ COLUMNS = (
 
 
 def _number(value: object) -> float | None:
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+    """A finite number, or None: the tree is agents' writing, and a 400-digit integer is no metric."""
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return None
+    try:
+        number = float(value)
+    except OverflowError:
+        return None
+    return number if math.isfinite(number) else None
 
 
 def rows(history: object, marker: int) -> list[dict[str, Any]]:

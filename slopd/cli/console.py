@@ -20,7 +20,7 @@ from pathlib import Path
 from slopd import app
 from slopd.core.envelope import PARTY_PATTERN
 from slopd.core.errors import UsageError
-from slopd.shell import defaults
+from slopd.ops import running
 from slopd.shell.lanes import require_hub
 from slopd.transport.console import enrolments
 
@@ -39,7 +39,13 @@ def enroll(args: argparse.Namespace) -> int:
         raise UsageError(
             "no allowed_signers is configured ([auth] allowed_signers): the line would go nowhere"
         )
-    state = defaults.state_dir(root, args.state).absolute()
+    located = running.locate(root, args.state)  # the console reads codes where its daemon keeps state
+    if not located.found:
+        raise UsageError(
+            f"{running.NOT_FOUND}: start `slopd run --http` on this hub first (the code is kept in its "
+            "state dir, found through the hub), or give that dir with --state"
+        )
+    state = located.state.absolute()
     code = enrolments.new_code(state, args.principal)
     where = config.console.public_url or (
         f"http://{_loopback(config.http.listen)}" if config.http.listen else "the console"

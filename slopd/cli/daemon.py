@@ -109,10 +109,13 @@ def run(args: argparse.Namespace) -> int:
         )
         if http is not None:
             serving.callback(http.close)
-            # Notifications link to the console's pages (SPEC §16): where the human reaches it
-            # (`[console] public_url`), else this server's own URL.
+            # Notifications link to the console's pages (SPEC §16), at the URL the human reaches it
+            # and signs in on (its site: `[console] public_url`, else `localhost` for a loopback
+            # bind — the origin its cookie belongs to), else this server's own URL.
             url = http.start()
-            daemon.parts.notifier.link(hub.config.console.public_url or url)
+            console = http.service.console
+            site = console.site if console is not None else None
+            daemon.parts.notifier.link(site.public_url if site is not None else url)
         try:
             daemon.run(
                 stop=stop,

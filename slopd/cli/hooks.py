@@ -3,8 +3,11 @@ CLI (SPEC §16; their protocols are `core.hooks`). `slopd hook HOST settings` pr
 configuration for the three events.
 
 Rules:
-1. It reads the host's JSON on stdin and answers JSON on stdout, exit 0. Input it cannot use is
-   exit 1 with every reason on stderr: a hook's non-blocking error — the session goes on.
+1. It reads the host's JSON on stdin and answers JSON on stdout, exit 0. Anything it cannot do —
+   input it cannot use, a hub that is not mounted, no seat, no ledger of a daemon found through
+   the hub (`ops.running`; a hook never makes one) — is exit 1 with the reason on stderr: a
+   hook's non-blocking error, so the session goes on. Never exit 2, which the hosts read as
+   "block": a missing hub must not refuse every prompt, nor keep a session from stopping.
 2. start and prompt: the replies new to the seat (its wake cursor, `transport.wakeups`: they
    are delivered, so `slopd wait` and `slop_wait` do not return them again) and the drafts it
    asked a human to sign — at start every one still in `outbox/drafts/`, at a prompt those not
@@ -32,12 +35,14 @@ from typing import TYPE_CHECKING
 
 from slopd.core import drafts, hooks
 from slopd.core.envelope import PARTY_PATTERN, EnvelopeError, parse
-from slopd.core.errors import UsageError
+from slopd.core.errors import SetupError, UsageError
 from slopd.core.ids import timestamp
 from slopd.core.layout import LEDGER_FILE
-from slopd.shell import defaults
+from slopd.core.vocabulary import MAX_WAIT
+from slopd.ops import running
 from slopd.shell.fs import Contents
 from slopd.shell.lanes import Hub, LaneError, require_hub
+from slopd.shell.ledger import sql
 
 if TYPE_CHECKING:
     from slopd.shell.ledger import Ledger
@@ -45,7 +50,6 @@ if TYPE_CHECKING:
     from slopd.transport.wakeups import Wakeups
 
 WINDOW = timedelta(hours=1)
-MAX_WAIT = 50.0
 MAX_INPUT = 1 << 20
 NEW_REPLIES = 10
 
@@ -53,14 +57,18 @@ NEW_REPLIES = 10
 def hook(args: argparse.Namespace) -> int:
     if args.event == "settings":
         return _settings(args)
+    said = f"slopd hook {args.host} {args.event}"
     try:
         given = hooks.parse(args.host, args.event, sys.stdin.buffer.read(MAX_INPUT))
+        if not 0 <= args.wait <= MAX_WAIT:
+            raise UsageError(f"--wait {args.wait:g}: give 0 to {MAX_WAIT:g} seconds")
+        output = _answer(args, given)
     except hooks.HookInputError as error:
-        print(f"slopd hook {args.host} {args.event}: {'; '.join(error.reasons)}", file=sys.stderr)
+        print(f"{said}: {'; '.join(error.reasons)}", file=sys.stderr)
         return 1
-    if not 0 <= args.wait <= MAX_WAIT:
-        raise UsageError(f"--wait {args.wait:g}: give 0 to {MAX_WAIT:g} seconds")
-    output = _answer(args, given)
+    except (SetupError, OSError, sql.Error) as error:  # rule 1: never 2, the hosts' "block"
+        print(f"{said}: {error}", file=sys.stderr)
+        return 1
     print(json.dumps(output, ensure_ascii=False))
     return 0
 
@@ -78,9 +86,18 @@ def _settings(args: argparse.Namespace) -> int:
     options = f"--hub {shlex.quote(str(root))} --seat {shlex.quote(_seat(args))}"
     if args.state:
         options += f" --state {shlex.quote(str(args.state))}"
-    program = f"{shlex.quote(sys.argv[0]) if os.path.isabs(sys.argv[0]) else 'slopd'} hook"
+    program = f"{_program()} hook"
     print(json.dumps(hooks.settings(args.host, program, options, args.wait or 10.0), indent=2))
     return 0
+
+
+def _program() -> str:
+    """How the host should run this slopd: its absolute path; `python -m slopd` for a run of the
+    module (its `__main__.py` is no program); plain `slopd` when it was found on PATH."""
+    argv0 = sys.argv[0]
+    if argv0.endswith("__main__.py"):
+        return f"{shlex.quote(sys.executable)} -m slopd"
+    return shlex.quote(argv0) if os.path.isabs(argv0) else "slopd"
 
 
 def _answer(args: argparse.Namespace, given: hooks.HookInput) -> dict[str, object]:
@@ -91,9 +108,10 @@ def _answer(args: argparse.Namespace, given: hooks.HookInput) -> dict[str, objec
     from slopd.transport.wakeups import Wakeups  # noqa: PLC0415
 
     seat, root = _seat(args), require_hub(args.hub).absolute()
-    state = defaults.state_dir(root, args.state)
-    state.mkdir(parents=True, exist_ok=True, mode=0o700)
-    path = state / LEDGER_FILE
+    located = running.locate(root, args.state)
+    path = located.state / LEDGER_FILE
+    if not path.is_file():
+        raise SetupError(f"{running.NOT_FOUND} (no ledger at {located.state})")
     ledger, receipts, cursors = Ledger(path), Receipts(path), Cursors(path)
     hub, waker = Hub(root), Waker(root, path)
     try:
@@ -160,7 +178,7 @@ def _approvals(hub: Hub, ledger: Ledger, seat: str, *, every: bool, now: str) ->
         except EnvelopeError:
             continue
         digest = hashlib.sha256(read.data).hexdigest()
-        if drafts.requester(envelope.body) != seat or (not every and (name, digest) in mentioned):
+        if drafts.requester(envelope) != seat or (not every and (name, digest) in mentioned):
             continue
         found.append(f"{drafts.FOLDER}/{name} (action {envelope.action or '?'})")
         ledger.announce(place, name, digest, now=now)

@@ -19,8 +19,6 @@ from slopd.core.envelope import Envelope, EnvelopeError, parse, render
 from slopd.core.errors import UsageError
 from slopd.shell.lanes import Hub, require_hub
 
-GENERATED_ID_TRIES = 3
-
 
 def _body(source: str | None) -> str:
     if source is None:
@@ -60,7 +58,7 @@ def send(args: argparse.Namespace) -> int:
         except (ValueError, FileExistsError) as error:
             raise UsageError(str(error)) from None
     body = _body(args.file)
-    for attempt in range(1, GENERATED_ID_TRIES + 1):
+    for attempt in range(1, submit.GENERATED_ID_TRIES + 1):
         envelope = _compose(args, body, tuple(attached))
         try:
             submit.submit(hub, envelope)
@@ -68,7 +66,7 @@ def send(args: argparse.Namespace) -> int:
         except EnvelopeError as error:
             raise UsageError("the envelope would be invalid: " + "; ".join(error.reasons)) from None
         except FileExistsError:  # a generated id already in inbox/ (64 random bits): take another
-            if attempt == GENERATED_ID_TRIES:
+            if attempt == submit.GENERATED_ID_TRIES:
                 raise UsageError(f"inbox/{envelope.id}.md already exists; send again") from None
     print(envelope.id, flush=True)
     kinds = _waiting(args, envelope)

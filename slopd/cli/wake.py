@@ -30,7 +30,7 @@ from typing import Any
 from slopd.core.envelope import ID_PATTERN, PARTY_PATTERN
 from slopd.core.errors import UsageError
 from slopd.core.layout import LEDGER_FILE
-from slopd.shell import defaults
+from slopd.ops import running
 from slopd.shell.lanes import Hub, require_hub
 
 
@@ -60,7 +60,6 @@ def _from_hub(args: argparse.Namespace, timeout: float) -> dict[str, Any] | None
     seat = args.seat or os.environ.get("SLOPD_SEAT", "")
     if PARTY_PATTERN.fullmatch(seat) is None:
         raise UsageError(f"--seat {seat!r}: give the seat whose replies to wait for (a valid `from`)")
-    from slopd.shell.ledger import Ledger  # noqa: PLC0415
     from slopd.shell.ledger.cursors import Cursors  # noqa: PLC0415  # SQLite and watchdog: only here
     from slopd.shell.ledger.receipts import Receipts  # noqa: PLC0415
     from slopd.shell.waker import Waker  # noqa: PLC0415
@@ -69,10 +68,12 @@ def _from_hub(args: argparse.Namespace, timeout: float) -> dict[str, Any] | None
     from slopd.transport.wakeups import Wakeups  # noqa: PLC0415
 
     root = require_hub(args.hub).absolute()
-    state = defaults.state_dir(root, args.state)
-    state.mkdir(parents=True, exist_ok=True, mode=0o700)
-    Ledger(state / LEDGER_FILE).close()  # the schema, if no daemon has made it yet
-    ledger = state / LEDGER_FILE
+    located = running.locate(root, args.state)  # the running daemon's ledger, found through the hub
+    ledger = located.state / LEDGER_FILE
+    if not ledger.is_file():  # never a second, empty ledger that no daemon will ever answer into
+        raise UsageError(f"{running.NOT_FOUND} (no ledger at {located.state}; --state names one)")
+    if not located.found:
+        print(f"slopd wait: {running.NOT_FOUND}", file=sys.stderr, flush=True)
     receipts, cursors, waker, hub = Receipts(ledger), Cursors(ledger), Waker(root, ledger), Hub(root)
     try:
         wakeups = Wakeups(receipts, cursors, waker, seat, lambda: datetime.now(UTC))

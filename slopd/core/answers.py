@@ -103,7 +103,9 @@ def perform(
                 effects.append(Send(key, ack))
             effects += [Advance(key, Status.QUEUED), Start(envelope, target)]
         case Recorded():
-            effects.append(Notify(notices.of_incoming(envelope)))
+            notice = notices.of_incoming(envelope, input.path)
+            if notice is not None:
+                effects.append(Notify(notice))
             effects += archiving.done(input, key, envelope, companions)
         case Reject(reason):
             reply = replies.error(

@@ -74,13 +74,26 @@ def of_reply(reply: Envelope, path: str) -> Notice | None:
     )
 
 
-def of_incoming(envelope: Envelope) -> Notice:
-    """A reply an agent dropped into the inbox (an ack, result or error to someone here)."""
+def of_incoming(envelope: Envelope, path: str) -> Notice | None:
+    """A reply an agent dropped into the inbox (an ack, result or error to someone here), at `path`.
+
+    Its own `class` says what the human may see, as for slopd's replies (rule 1): nothing for a
+    silent one, the path for a deliverable, a summary and the path for a hybrid; one without a
+    valid class is told in short (280 characters), as a ping.
+    """
+    said = envelope.extra.get("class")
+    if isinstance(said, str) and said in set(replies.ReplyClass):
+        text, reply_class = replies.notification(envelope, path), said
+    else:
+        text, reply_class = replies.incoming(envelope), str(replies.ReplyClass.PING)
+    if text is None:
+        return None
     return Notice(
         event="incoming",
-        text=replies.incoming(envelope),
+        text=text,
         title=f"{envelope.type} from {envelope.sender}",
         id=envelope.id,
+        reply_class=reply_class,
         path=links.activity("", envelope.in_reply_to or envelope.id),
     )
 

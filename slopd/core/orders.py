@@ -55,6 +55,7 @@ class Trust:
     allow_no_touch: bool = False
     policies: Mapping[str, Policy] = field(default_factory=dict)
     skipped: tuple[allowed_signers.Skipped, ...] = ()  # lines left out, for warnings
+    unusable: str | None = None  # why the file cannot be used now (a failed reload): trust nobody
 
     def policy(self, action: str | None) -> Policy:
         return self.policies.get(action or "", Policy())
@@ -83,6 +84,8 @@ def check(
         return Invalid(f"unsigned: its signature {sidecars[0]} never arrived")
     if trust is None:
         return Invalid("no allowed_signers file is configured, so no signed order can run")
+    if trust.unusable is not None:
+        return Invalid(f"the allowed_signers file cannot be used ({trust.unusable}): no signer is trusted")
     policy = trust.policy(envelope.action)
     counted, refused = _count(envelope, message, signatures, trust, policy, now)
     verdict = _quorum(envelope, sidecars, counted, refused, policy) or _replay(envelope, trust, now)

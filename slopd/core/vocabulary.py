@@ -13,4 +13,5 @@ MODES = ("execute", "discuss")
 MAX_ENVELOPE_BYTES = 1024 * 1024
 NAMESPACE = "slop"  # the SSHSIG namespace of signed orders
 LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
+MAX_WAIT = 50.0  # seconds an MCP tool, a hook or `slopd wait` blocks at most in one call (SPEC §13, §16)
 HOOK_HOSTS = ("claude-code", "codex", "gemini")  # `slopd hook HOST`: agent hosts whose hooks slopd answers

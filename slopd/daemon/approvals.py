@@ -81,7 +81,7 @@ class Approvals:
         """Rule 5."""
         try:
             envelope = parse(data, name=name)
-            action, seat, ident = envelope.action or "?", drafts.requester(envelope.body), envelope.id
+            action, seat, ident = envelope.action or "?", drafts.requester(envelope), envelope.id
         except EnvelopeError:
             action, seat, ident = "?", None, None
         path = f"{drafts.FOLDER}/{name}"

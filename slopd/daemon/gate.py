@@ -10,13 +10,15 @@ Rules:
    answered as a signature without an order.
 4. The allowed-signers file is looked at (one stat) each time an order is about to be judged,
    and re-read when it changed (`shell.reloading`, SPEC §14): an order checked after an edit
-   uses the new file, with no signal. A file that cannot be read or parsed keeps the last good
-   trust; one that lists no signer any more is taken as it is: every key was revoked.
+   uses the new file, with no signal. A file that cannot be read or parsed fails closed —
+   no signer is trusted until it is mended, and each order says why — and one that lists no
+   signer any more is taken as it is: every key was revoked.
 """
 
 from __future__ import annotations
 
 from collections.abc import Hashable
+from datetime import timedelta
 
 from slopd.core import orders
 from slopd.shell import reloading
@@ -46,6 +48,18 @@ def trusted(config: Config, log: Logger) -> Trusted:
             "signers": len(trust.signers) if trust is not None else 0,
             "skipped": len(trust.skipped) if trust is not None else 0,
         },
+        closed=lambda reason: nobody(config, reason),
+    )
+
+
+def nobody(config: Config, reason: str) -> orders.Trust:
+    """The trust of a file that cannot be used (rule 6): no signer, and why."""
+    return orders.Trust(
+        signers=(),
+        namespace=config.auth.namespace,
+        max_age=timedelta(seconds=config.auth.max_age),
+        names=frozenset(config.names),
+        unusable=reason,
     )
 
 

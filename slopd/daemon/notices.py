@@ -10,8 +10,9 @@ Rules:
    or with the error that stopped it.
 2. A notice's reply is written like every reply: into `outbox/` and the ledger's `replies` table
    (with its recipient, so it appears in that seat's feed), in a batch of one whose commit rings
-   the bell. Its id is derived from the draft's (`ID.approved`, `ID.error`), so a notice sent
-   again replaces its reply instead of adding a second one.
+   the bell. Its id is derived from the draft's in names no other reply takes (`ID.approved`,
+   `ID.declined`): a notice sent again replaces its own reply instead of adding a second one,
+   and never one that answers an envelope of that id (a draft's id is the agent's to choose).
 3. A declined draft (and an approved one, which became the order) leaves `outbox/drafts/` for
    `archive/DAY/` in the same batch: linked there, the day folder synced, then unlinked — never
    deleted. A draft already gone is not an error (another human acted first).

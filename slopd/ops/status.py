@@ -26,7 +26,7 @@ def _shown(name: str) -> str:
     return ascii(name)[1:-1] if not name.isprintable() else name
 
 
-def _lanes(hub: Hub) -> dict[str, Any]:
+def lanes(hub: Hub) -> dict[str, Any]:
     lanes: dict[str, Any] = {}
     for lane in INPUT_LANES:
         try:
@@ -65,11 +65,6 @@ def _lanes(hub: Hub) -> dict[str, Any]:
             "unrecognized": other,
         }
     return lanes
-
-
-def lanes(hub: Hub) -> dict[str, Any]:
-    """The input lanes as `status` shows them: waiting, held (with the signatures missing), ignored."""
-    return _lanes(hub)
 
 
 def _missing_signatures(hub: Hub, name: str, present: set[str]) -> list[str]:
@@ -128,7 +123,7 @@ def gather(
             "pid": holder if holder and holder > 0 else None,
             "since": since,
         },
-        "lanes": _lanes(hub),
+        "lanes": lanes(hub),
         "outbox": outbox,
         "ledger": None,
         "executing": [],

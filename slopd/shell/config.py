@@ -467,7 +467,11 @@ def _notify(value: object, key: str) -> _Notify:
 def _url(value: object, key: str) -> str:
     """an http(s) URL"""
     text = _string(value, key)
-    parts = urllib.parse.urlsplit(text)
+    try:
+        parts = urllib.parse.urlsplit(text)
+        parts.port  # noqa: B018  # raises for a port out of range or not a number
+    except ValueError as error:
+        raise ConfigError(f"{key}: {text!r} is not a URL: {error}") from None
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise ConfigError(f"{key}: expected an http:// or https:// URL with a host, got {text!r}")
     return text

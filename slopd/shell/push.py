@@ -127,7 +127,7 @@ class Pusher:
                 break  # shutting down: no more retries
             try:
                 status = self.send(self.target.url, sent)
-            except (OSError, http.client.HTTPException) as error:
+            except Exception as error:  # any failure is this attempt's, never the worker's end
                 reasons.append(f"{type(error).__name__}: {error}")
                 continue
             if 200 <= status < 300:

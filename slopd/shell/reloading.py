@@ -8,8 +8,11 @@ Rules:
    turn: a stat a second, whatever the traffic); `check()` looks now (before a signed order is
    verified, on each HTTP request, at SIGHUP). A look is one `stat`.
 3. A new version is loaded with `load`; success replaces the value and logs `WHAT.reloaded`. A
-   version that cannot be read or loaded keeps the last good value and logs `WHAT.reload_failed`
-   (an error naming the file and the reason), once per version: the next save is looked at again.
+   version that cannot be read or loaded logs `WHAT.reload_failed` (an error naming the file and
+   the reason), once per version — the next save is looked at again — and fails closed: the
+   value becomes `closed(reason)` (for the trust root, nobody is trusted: deleting the file, or a
+   revocation with a typo, must never leave the old keys trusted). Without `closed`, the last
+   good value is kept.
 4. Thread-safe: the HTTP threads and the daemon's loop may look at the same file.
 """
 
@@ -27,6 +30,7 @@ T = TypeVar("T")
 Version = tuple[int, int, int, int, int]  # device, inode, size, mtime_ns, ctime_ns
 EVERY = 1.0  # seconds between two looks of `poll`
 _GONE: Version = (-1, -1, -1, -1, -1)  # the version of a file that cannot be looked at
+_CLOSED: Version = (-2, -2, -2, -2, -2)  # what a failed-closed value was loaded from: nothing
 
 
 def version(path: Path) -> Version | None:
@@ -58,9 +62,10 @@ class Reloading(Generic[T]):
         facts: Callable[[T], Mapping[str, Any]] = lambda _value: {},
         every: float = EVERY,
         bad: bool = False,
+        closed: Callable[[str], T] | None = None,
     ) -> None:
         self.path, self.what, self.every = path, what, every
-        self._load, self._facts, self._log = load, facts, log
+        self._load, self._facts, self._log, self._closed = load, facts, log, closed
         self._value = value
         self._seen: Version | None = None if bad else seen
         self._failed: Version | None = seen if bad else None
@@ -91,7 +96,7 @@ class Reloading(Generic[T]):
                 return self._value
             try:
                 value = self._load()
-            except Exception as error:  # any failure keeps the last good value (rule 3)
+            except Exception as error:  # rule 3: closed, or the last good value
                 self._failed = seen
                 self._fail(str(error))
                 return self._value
@@ -100,6 +105,10 @@ class Reloading(Generic[T]):
             return value
 
     def _fail(self, reason: str) -> None:
-        self._log.error(
-            f"{self.what}.reload_failed", path=str(self.path), reason=reason, kept="the last good version"
-        )
+        if self._closed is not None:
+            # The last good version is no longer what the value holds: never equal to a look again.
+            self._value, self._seen = self._closed(f"{self.path}: {reason}"), _CLOSED
+            kept = "nothing: it fails closed until the file is mended"
+        else:
+            kept = "the last good version"
+        self._log.error(f"{self.what}.reload_failed", path=str(self.path), reason=reason, kept=kept)

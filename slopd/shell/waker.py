@@ -44,6 +44,8 @@ class Waker:
         self._watcher: Watcher | None = None
         self._listeners: dict[int, Callable[[], None]] = {}
         self._stopped = False
+        self._watching = threading.Lock()  # one observer, whichever thread starts it
+        self._closed = False
 
     def stop(self) -> None:
         """Rule 4 (any thread)."""
@@ -71,25 +73,29 @@ class Waker:
         return stop
 
     def watch(self) -> None:
-        """Rule 3: one observer (one inotify instance) for `outbox/` and the state dir."""
-        if self._root is None or self._watcher is not None:
-            return
-        from slopd.shell.watcher import Notice, Watcher  # noqa: PLC0415  # only a wait needs watchdog
+        """Rule 3: one observer (one inotify instance) for `outbox/` and the state dir — started once,
+        whichever thread asks first (tools run on worker threads), and never again after `close`."""
+        with self._watching:
+            if self._root is None or self._watcher is not None or self._closed:
+                return
+            from slopd.shell.watcher import Notice, Watcher  # noqa: PLC0415  # only a wait needs watchdog
 
-        ledger = self._ledger.name if self._ledger is not None else None
+            ledger = self._ledger.name if self._ledger is not None else None
 
-        def put(notice: Notice) -> None:
-            lane, name, _hint = notice
-            if lane == "outbox" or name == BELL_FILE or (ledger is not None and name.startswith(ledger)):
-                self.poke()  # in the state dir, the bell file and the ledger's, not the log beside them
+            def put(notice: Notice) -> None:
+                lane, name, _hint = notice
+                if lane == "outbox" or name == BELL_FILE or (ledger is not None and name.startswith(ledger)):
+                    self.poke()  # in the state dir, the bell file and the ledger's, not the log beside them
 
-        folders = ("outbox",) if self._ledger is None else ("outbox", str(self._ledger.parent.absolute()))
-        watcher = Watcher(self._root, folders, polling=False, put=put)
-        watcher.start()
-        self._watcher = watcher
+            folders = ("outbox",) if self._ledger is None else ("outbox", str(self._ledger.parent.absolute()))
+            watcher = Watcher(self._root, folders, polling=False, put=put)
+            watcher.start()
+            self._watcher = watcher
 
     def close(self) -> None:
-        watcher, self._watcher = self._watcher, None
+        with self._watching:
+            self._closed = True
+            watcher, self._watcher = self._watcher, None
         if watcher is not None:
             watcher.stop()
 

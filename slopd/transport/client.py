@@ -117,23 +117,15 @@ class Client:
     def await_reply(self, id: str, kinds: tuple[str, ...], timeout: float) -> dict[str, Any] | None:
         """Rule 3: the terminal reply (its JSON, with `text`), or None at the deadline."""
         path = f"/v1/envelopes/{urllib.parse.quote(id, safe='')}/replies"
-        deadline = time.monotonic() + timeout
-        while (remaining := deadline - time.monotonic()) > 0:
-            try:
-                answer = self.request("GET", f"{path}?wait={min(remaining, 30.0):.3f}")
-            except (OSError, http.client.HTTPException):
-                self.sleep(min(1.0, max(remaining, 0.0)))
-                continue
-            if answer.status in _FINAL:
-                raise Refused(answer.status, _problem(answer))
-            if answer.status != 200:
-                self.sleep(min(1.0, max(remaining, 0.0)))
-                continue
-            for reply in answer.json().get("replies", []):
+
+        def pick(page: Any) -> dict[str, Any] | None:
+            for reply in page.get("replies", []):
                 if reply.get("type") == "error" or reply.get("type") in kinds:
                     found: dict[str, Any] = reply
                     return found
-        return None
+            return None
+
+        return self._poll(path, timeout, pick)
 
     def _poll(
         self, path: str, timeout: float, pick: Callable[[Any], dict[str, Any] | None]

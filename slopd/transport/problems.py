@@ -32,6 +32,7 @@ TITLES = {
     "misdirected": (421, "This server does not answer for that Host"),
     "invalid-envelope": (422, "The envelope is invalid"),
     "id-conflict": (422, "This id is already taken by other bytes"),
+    "unknown-keys": (422, "The body names keys this endpoint does not take"),
     "fails-gate": (422, "The letter fails the quality gate; nothing was written"),
     "rate-limited": (429, "Too many requests"),
     "internal": (500, "The server failed"),

@@ -4,8 +4,9 @@ of the envelopes it sent — shared by `slop_wait`, `slopd wait` and the agent h
 Rules:
 1. "New" is relative to the seat's wake cursor (`shell.ledger.cursors`, in the daemon's state dir): a
    reply to the seat with a greater seq. The cursor is made at the seat's tail the first time any
-   wake-up asks ("after now"), and delivering a new reply moves it past that reply — so a reply
-   is new once, whichever of `slop_wait`, `slopd wait` or a hook delivered it.
+   wake-up asks ("after now"), and delivering a new reply moves it past that reply, compare-and-set
+   — so a reply is new once, whichever of `slop_wait`, `slopd wait` or a hook delivered it, even
+   when two of them wait at once.
 2. Waiting for ids: the earliest (by seq) terminal reply to one of them — its envelope type's
    terminal kinds (`submit.terminal_kinds`), or an `error`; the cursor is left alone. Each id
    must be one this seat sent (`views.envelope_state`), else it is refused as not found.
@@ -17,8 +18,10 @@ Rules:
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 from datetime import datetime
+from functools import partial
 
 from slopd import submit
 from slopd.core.ids import timestamp
@@ -44,20 +47,26 @@ class Wakeups:
         return self.cursors.cursor(self.seat, self._now())
 
     def next_new(self, timeout: float) -> FeedReply | None:
-        """Rule 1: the first new reply (waiting up to `timeout`), delivered: the cursor moves past it."""
-        after = self.cursor()
-        found = self.waker.wait_for(lambda: self.receipts.feed(self.seat, after, 1), bool, timeout)
-        if not found:
-            return None
-        self.cursors.advance(self.seat, found[0].seq, self._now())
-        return found[0]
+        """Rule 1: the first new reply (waiting up to `timeout`), delivered: the cursor moves past it
+        — only if no other waiter of the seat delivered it meanwhile (then the next one is looked for)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            after = self.cursor()
+            remaining = max(deadline - time.monotonic(), 0.0)
+            found = self.waker.wait_for(partial(self.receipts.feed, self.seat, after, 1), bool, remaining)
+            if not found:
+                return None
+            if self.cursors.claim(self.seat, after, found[0].seq, self._now()):
+                return found[0]
 
     def all_new(self, limit: int) -> list[FeedReply]:
-        """Rule 1, without waiting: up to `limit` new replies, oldest first, all delivered."""
-        found = self.receipts.feed(self.seat, self.cursor(), limit)
-        if found:
-            self.cursors.advance(self.seat, found[-1].seq, self._now())
-        return found
+        """Rule 1, without waiting: up to `limit` new replies, oldest first, all delivered (none a
+        second time: another waiter that took them first leaves this one what remains)."""
+        while True:
+            after = self.cursor()
+            found = self.receipts.feed(self.seat, after, limit)
+            if not found or self.cursors.claim(self.seat, after, found[-1].seq, self._now()):
+                return found
 
     def terminal(self, ids: Sequence[str], timeout: float, *, patient: bool = False) -> FeedReply | None:
         """Rule 2; `patient`: an id the ledger does not know yet is waited for (a file still settling)."""
@@ -87,7 +96,10 @@ class Wakeups:
         return submit.terminal_kinds(type or "")
 
     def outstanding(self, since: str) -> list[str]:
-        """Rule 3: ids, oldest first."""
+        """Rule 3: ids, oldest first. `since` in whole seconds (`…:05Z`) counts from that second's
+        start: a receipt's stamp has milliseconds (`…:05.300Z`), which sorts before `…:05Z`."""
+        if since.endswith("Z") and "." not in since:
+            since = since[:-1] + ".000Z"
         waiting = []
         for id, type in self.receipts.sent_by(self.seat, since):
             kinds = submit.terminal_kinds(type)

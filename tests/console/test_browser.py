@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 import re
-import signal
 import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -94,15 +93,15 @@ def enrol(served: Console, page: Any, principal: str) -> str:
     shown = page.locator(".allowed-line")
     shown.wait_for(state="visible")
     line = str(shown.inner_text())
+    reloads = len(hub.events("trust.reloaded"))
     command.stdin.write("y\n")
     command.stdin.flush()
     out, err = command.communicate(timeout=60)
     assert command.returncode == 0, out + err
     assert line in out
     assert line in served.allowed.read_text().splitlines()
-    reloads = len(hub.events("config.reloaded"))
-    served.daemon.send_signal(signal.SIGHUP)  # the daemon's verifier reads the new line (docs/console.md)
-    served.daemon.until(lambda: len(hub.events("config.reloaded")) > reloads)
+    # No signal: the daemon re-reads allowed_signers when it changes (SPEC §14, docs/setup.md).
+    served.daemon.until(lambda: len(hub.events("trust.reloaded")) > reloads)
     return line
 
 
@@ -183,7 +182,7 @@ def test_declining_a_draft_sends_the_agent_an_error_reply(served: Console, alice
     page.get_by_role("button", name="Decline").click()
     page.wait_for_url(re.compile(r".*/approvals\?done=declined"))
     ident = name.removesuffix(".md")
-    text = (served.hub.root / "outbox" / f"{ident}.error.md").read_text()
+    text = (served.hub.root / "outbox" / f"{ident}.declined.md").read_text()
     assert "to: claude-code" in text
     assert f"declined by {ALICE}: wrong build" in text
     assert ident not in served.runs()

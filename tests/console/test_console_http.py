@@ -5,6 +5,7 @@ agent's error reply, and every act logged (SPEC §15; the browser suite is test_
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -14,8 +15,8 @@ import pytest
 
 from slopd.core import passkeys, sshsig
 from tests.authenticator import Authenticator
-from tests.conftest import HubDir, wait_for
-from tests.console.rig import Browser, Console, console
+from tests.conftest import HubDir, envelope_text, wait_for
+from tests.console.rig import WATCHER, Browser, Console, console
 from tests.test_orders import new_hub
 from tests.transport.http_rig import ledger, with_tokens
 
@@ -74,6 +75,23 @@ def test_a_passkey_in_allowed_signers_for_this_rp_id_signs_in_as_its_principal(
     assert page.status_code == 200
     assert ALICE in page.text
     assert served.hub.events("console.signed_in", principal=ALICE, key=PASSKEY.public_key.fingerprint)
+
+
+def test_after_sign_in_only_a_console_page_is_followed(
+    served: Console, browser: Callable[[Authenticator | None], Browser]
+) -> None:
+    """No open redirect: `next=/\\evil.example` (browsers read `/\\` as `//`) is neither put in the
+    sign-in page nor followed after the ceremony; a console path is."""
+    signed = browser(PASSKEY)
+    page = signed.client.get("/signin", params={"next": "/\\evil.example"}).text
+    assert "evil.example" not in page
+    for wanted, went in (("/\\evil.example", "/approvals"), ("/activity", "/activity")):
+        begun = signed.post("/signin/options", {}).json()
+        credential = signed.answer(begun["options"])
+        answer = signed.post(
+            "/signin/finish", {"ceremony": begun["ceremony"], "credential": credential, "next": wanted}
+        )
+        assert answer.json() == {"redirect": went}, wanted
 
 
 @pytest.mark.parametrize("passkey", [STRANGER, ELSEWHERE], ids=["not-in-allowed_signers", "another-rp-id"])
@@ -174,6 +192,22 @@ def test_a_replayed_form_without_the_session_or_its_csrf_token_is_refused(
     assert (served.hub.root / "outbox" / "drafts" / name).exists()
 
 
+def test_a_drafts_ceremony_cannot_sign_an_order_of_the_same_name(served: Console, alice: Browser) -> None:
+    """A ceremony begun for drafts/NAME, posted to authorized/NAME/approve, is refused (400) and writes
+    nothing: it signs only the item whose bytes the human was shown."""
+    name = served.draft("20260704t100000z-same-name")
+    page = alice.client.get(f"/approvals/drafts/{name}")
+    pin = re.search(r'name="pin" value="([^"]+)"', page.text)
+    assert pin, page.text
+    csrf = alice.csrf(f"/approvals/drafts/{name}")
+    options = alice.post(f"/approvals/drafts/{name}/options", {"pin": pin.group(1)}, csrf=csrf).json()
+    answer = {"ceremony": options["ceremony"], "credential": alice.answer(options["options"])}
+    before = sorted(path.name for path in (served.hub.root / "authorized").iterdir())
+    refused = alice.post(f"/approvals/authorized/{name}/approve", answer, csrf=csrf)
+    assert refused.status_code == 400, refused.text
+    assert sorted(path.name for path in (served.hub.root / "authorized").iterdir()) == before
+
+
 def test_approving_a_draft_writes_the_order_and_its_sig_and_the_daemon_runs_it(
     served: Console, alice: Browser
 ) -> None:
@@ -219,6 +253,32 @@ def test_approving_a_draft_writes_the_order_and_its_sig_and_the_daemon_runs_it(
     assert served.runs().count(ident) == 1
 
 
+def test_an_order_held_for_a_quorum_is_listed_with_its_signers_and_its_page_shows_its_bytes(
+    served: Console, alice: Browser
+) -> None:
+    """An order in authorized/ with its first signature and not the second is listed naming both
+    (the lane read as `slopd status` reads it); its page shows its exact bytes and their sha256,
+    and the sidecar alice's signature would go into."""
+    ident = "20260704t100000z-held-for-two"
+    name = f"{ident}.md"
+    text = envelope_text(
+        "Pair up on the release.\n", id=ident, type="instigate", from_="bob@example.com", to=WATCHER,
+        mode="execute", action="pair", auth=f"signed:{name}.sig,{name}.2.sig",
+    )  # fmt: skip
+    served.hub.drop(f"{name}.sig", "a signature\n", lane="authorized")
+    served.hub.drop(name, text, lane="authorized")
+    try:
+        listing = alice.client.get("/approvals").text
+        assert f"from bob@example.com; signed: {name}.sig; waiting for {name}.2.sig" in listing
+        page = alice.client.get(f"/approvals/authorized/{name}")
+        assert page.status_code == 200
+        assert hashlib.sha256(text.encode()).hexdigest() in page.text
+        assert f"authorized/{name}.2.sig" in page.text
+    finally:
+        for leftover in (name, f"{name}.sig"):
+            (served.hub.root / "authorized" / leftover).unlink(missing_ok=True)
+
+
 def test_declining_a_draft_sends_the_agent_an_error_reply_and_archives_it(
     served: Console, alice: Browser
 ) -> None:
@@ -229,8 +289,8 @@ def test_declining_a_draft_sends_the_agent_an_error_reply_and_archives_it(
     assert answer.status_code == 303, answer.text
     ident = "20260704t100000z-decline-me"
     rows = ledger(served.hub, "SELECT id, type, recipient FROM replies WHERE in_reply_to = ?", ident)
-    assert rows == [(f"{ident}.error", "error", "claude-code")]
-    text = (served.hub.root / "outbox" / f"{ident}.error.md").read_text()
+    assert rows == [(f"{ident}.declined", "error", "claude-code")]
+    text = (served.hub.root / "outbox" / f"{ident}.declined.md").read_text()
     assert f"declined by {ALICE}: not on a Friday" in text
     assert not (served.hub.root / "outbox" / "drafts" / name).exists()
     assert name in served.hub.archived()
@@ -239,7 +299,24 @@ def test_declining_a_draft_sends_the_agent_an_error_reply_and_archives_it(
     token = served.tokens["claude-code"]  # type: ignore[attr-defined]
     feed = httpx2.get(f"{served.url}/v1/replies", headers={"Authorization": f"Bearer {token}"})
     assert feed.status_code == 200, feed.text
-    assert f"{ident}.error" in [reply["id"] for reply in feed.json()["replies"]]
+    assert f"{ident}.declined" in [reply["id"] for reply in feed.json()["replies"]]
+
+
+def test_a_draft_under_another_envelopes_id_never_touches_that_envelopes_replies(
+    served: Console, alice: Browser
+) -> None:
+    """A draft is the agent's to write, id and all: declining one that borrows the id of an
+    envelope already answered adds `ID.declined` for the requester and leaves that envelope's own
+    `ID.error` (its terminal reply) as it was — never replaced, never counted as already sent."""
+    ident = "20260704t100500z-someone-elses"
+    earlier = served.hub.root / "outbox" / f"{ident}.error.md"
+    earlier.write_text("---\nprotocol: slop.v1\n---\nthe envelope's own answer\n")
+    name = served.draft(ident)
+    form = {"csrf": alice.csrf(), "reason": "not yours"}
+    answer = alice.client.post(f"/approvals/drafts/{name}/decline", data=form, headers={"Origin": served.url})
+    assert answer.status_code == 303, answer.text
+    assert earlier.read_text() == "---\nprotocol: slop.v1\n---\nthe envelope's own answer\n"
+    assert (served.hub.root / "outbox" / f"{ident}.declined.md").exists()
 
 
 def test_a_decline_needs_a_reason(served: Console, alice: Browser) -> None:

@@ -53,6 +53,35 @@ def test_a_reply_notice_links_to_its_envelopes_page_and_carries_no_payload() -> 
     assert silent.title == "error for Q1"
 
 
+def _incoming(reply_class: str | None, body: str) -> Envelope:
+    extra = {} if reply_class is None else {"class": reply_class}
+    return Envelope(
+        protocol="slop.v1", id="r1", type="result", sender="bob", to="alice", in_reply_to="q1",
+        created_at=None, auth="none", mode=None, body=body, extra=extra,
+    )  # fmt: skip
+
+
+def test_an_incoming_reply_is_told_as_its_own_class_says_never_its_payload() -> None:
+    """An agent's reply in the inbox is told as slopd's own are (SPEC §5, §16): nothing for a silent
+    one, only the path for a deliverable, a summary and the path for a hybrid; without a class, in
+    short — never the rest of the body."""
+    secret = "The deploy key is SECRET-IN-BODY. " * 30
+    assert notices.of_incoming(_incoming("silent", secret), "inbox/r.md") is None
+    deliverable = notices.of_incoming(_incoming("deliverable", secret), "inbox/r.md")
+    assert deliverable is not None
+    assert (deliverable.text, deliverable.reply_class) == ("inbox/r/", "deliverable")
+    hybrid = notices.of_incoming(_incoming("hybrid", "Done. " + secret), "inbox/r.md")
+    assert hybrid is not None
+    assert hybrid.reply_class == "hybrid"
+    assert hybrid.text.endswith(" — inbox/r.md")
+    assert len(hybrid.text) <= SHORT_TEXT + len(" — inbox/r.md")
+    for unknown in (None, "loud"):
+        told = notices.of_incoming(_incoming(unknown, secret), "inbox/r.md")
+        assert told is not None
+        assert (told.reply_class, len(told.text) <= SHORT_TEXT) == ("ping", True)
+        assert told.link("https://h.example") == "https://h.example/activity/q1"
+
+
 def test_ntfy_headers_carry_title_priority_click_and_the_token() -> None:
     """Click only with a base; Authorization only with a token; a non-ASCII title is RFC 2047."""
     notice = notices.approval("drafts", "20260704t1-approve-deploy.md", "alice asks: ünïcode")

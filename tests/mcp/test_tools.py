@@ -13,6 +13,7 @@ import hashlib
 import json
 import sys
 from collections.abc import AsyncIterator, Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +25,9 @@ from slopd.app import load_config
 from slopd.baton.score import report
 from slopd.core.envelope import parse
 from slopd.shell.config import Auth, Config
+from slopd.shell.lanes import Hub
 from slopd.shell.version import version
+from slopd.transport.mcp.seat import Seat
 from tests.conftest import HubDir, envelope_text, front_matter, toml_argv
 from tests.mcp.rig import TOOLS, Session, authorized, inbox, lane, session
 from tests.test_baton_pack import Vessel, letter, state
@@ -848,3 +851,29 @@ async def test_the_resources_read_and_unknown_ones_are_errors(hub: HubDir, me: S
     async with session(hub, "bob") as bob:
         with pytest.raises(MCPError):
             await bob.client.read_resource(f"slop://reply/{reply['id']}")
+
+
+def test_a_generated_id_that_is_already_taken_is_replaced_not_refused(hub: HubDir) -> None:
+    """SPEC §14 (issue 24 point 8): ids carry 64 random bits, and a send whose generated id is
+    taken anyway — here forced, by a token source that repeats itself — picks another id instead
+    of failing with a conflict."""
+    tokens = iter(["0123456789abcdef", "0123456789abcdef", "fedcba9876543210"])
+    moment = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
+    opened = Hub(hub.root)
+    seat = Seat(
+        opened,
+        hub.state,
+        "claude-code",
+        Config(names=("watcher",)),
+        clock=lambda: moment,
+        token=tokens.__next__,
+    )
+    try:
+        first = seat.send(type="query", to="watcher", body="One?\n")
+        second = seat.send(type="query", to="watcher", body="Two?\n")
+    finally:
+        seat.close()
+        opened.close()
+    assert first["id"] == "20261201t120000z-query-0123456789abcdef"
+    assert second["id"] == "20261201t120000z-query-fedcba9876543210"
+    assert sorted(inbox(hub)) == [f"{first['id']}.md", f"{second['id']}.md"]

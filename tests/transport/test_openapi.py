@@ -435,6 +435,8 @@ def test_every_documented_answer_is_one_the_app_gives(hub: HubDir) -> None:
         ask("POST", lease, "/baton/alice/lease", 403, json={"holder": "bob"}, headers=bob)
         ask("POST", lease, "/baton/nobody/lease", 404, json={"holder": "x"}, headers=alice)
         ask("POST", lease, "/baton/alice/lease", 400, json={"holder": ""}, headers=alice)
+        unknown = ask("POST", lease, "/baton/alice/lease", 422, json={"holder": "x", "tll": 5}, headers=alice)
+        assert unknown.json()["errors"] == [{"reason": "`tll`: this endpoint takes no such key"}]
         ask("POST", lease, "/baton/alice/lease", 413, **oversized)
         ask("POST", lease, "/baton/alice/lease", 401, json={"holder": "x"})
         commit = "/baton/{vessel}/commit"
@@ -443,6 +445,8 @@ def test_every_documented_answer_is_one_the_app_gives(hub: HubDir) -> None:
             "POST", commit, "/baton/alice/commit", 422, json={**order, "letter": "thin"}, headers=alice
         )
         ask("POST", commit, "/baton/alice/commit", 409, json={**order, "generation": 2}, headers=alice)
+        extra = ask("POST", commit, "/baton/alice/commit", 422, json={**order, "force": True}, headers=alice)
+        assert extra.json()["type"].endswith("/unknown-keys")
         assert (
             len(ask("POST", commit, "/baton/alice/commit", 400, json={}, headers=alice).json()["errors"]) == 4
         )
@@ -458,6 +462,7 @@ def test_every_documented_answer_is_one_the_app_gives(hub: HubDir) -> None:
             == 1
         )
         ask("POST", score, "/baton/alice/score", 400, json={"letter": 1}, headers=bob)
+        ask("POST", score, "/baton/alice/score", 422, json={"letter": "thin", "strict": True}, headers=bob)
         ask("POST", score, "/baton/alice/score", 413, **oversized)
         ask("POST", score, "/baton/alice/score", 401, json={"letter": "thin"})
 

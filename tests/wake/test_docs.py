@@ -76,7 +76,7 @@ def test_each_hook_settings_snippet_is_what_slopd_prints_and_its_commands_answer
     host would with the host's documented input, exits 0 with output of the documented shape."""
     snippets = [json.loads(block) for block in blocks("waking-agents.md", "json")]
     assert len(snippets) == 3
-    run_block("slopd init ~/hub >/dev/null", tmp_path)
+    run_block("slopd init ~/hub >/dev/null && slopd run --hub ~/hub --once 2>/dev/null", tmp_path)
     env = block_env(tmp_path)
     for snippet, (host, seat) in zip(snippets, HOSTS, strict=True):
         printed = subprocess.run(
@@ -98,9 +98,10 @@ def test_each_hook_settings_snippet_is_what_slopd_prints_and_its_commands_answer
 
 def test_the_readme_waking_agents_block_writes_claude_settings_that_name_three_hooks(tmp_path: Path) -> None:
     """The README's section, as written: the settings file it writes holds SessionStart,
-    UserPromptSubmit and Stop hooks for the hub; the wait finds no reply and says so."""
+    UserPromptSubmit and Stop hooks for the hub; the wait finds no reply and says so (exit 1, its
+    timeout — not 2: the daemon's ledger is found)."""
     result = run_block(shell_block("README.md", "Waking agents"), tmp_path)
-    assert "no reply yet" in result.stdout
+    assert "exit 1: no reply yet" in result.stdout
     workdir = Path(result.stdout.strip().splitlines()[-1])
     written = json.loads((workdir / "project" / ".claude" / "settings.json").read_text())
     assert set(written["hooks"]) == {"SessionStart", "UserPromptSubmit", "Stop"}

@@ -17,11 +17,19 @@ import pytest
 
 from slopd.shell.config import parse
 from slopd.shell.lanes import Hub
+from slopd.shell.ledger import Ledger
 from slopd.transport.mcp.seat import Seat
 from tests.conftest import SLOPD, HubDir, toml_argv
 from tests.test_command_imports import SERVERS, imported
 from tests.wake.hook_shapes import INPUTS, output_schema
 from tests.wake.test_slop_wait import GATED
+
+
+@pytest.fixture(autouse=True)
+def _daemons_ledger(hub: HubDir) -> None:
+    """The ledger a daemon of this hub keeps in its state dir (a hook reads it, never makes one)."""
+    hub.state.mkdir(parents=True, exist_ok=True)
+    Ledger(hub.state / "ledger.sqlite3").close()
 
 
 def hook(
@@ -247,3 +255,51 @@ def test_the_prompt_hook_loads_no_server_and_no_watcher(hub: HubDir) -> None:
     )  # fmt: skip
     assert "sqlite3" in modules
     assert not modules & (SERVERS | {"watchdog"})
+
+
+def test_a_hook_that_cannot_work_is_a_non_blocking_error_and_makes_nothing(
+    hub: HubDir, tmp_path: Path
+) -> None:
+    """Exit 1 — never 2, which the hosts read as "block" (a refused prompt, a forced turn) — with
+    the reason, for a hub that is not mounted, no seat, or no daemon's ledger to read; no ledger is
+    made in a state dir no daemon keeps (SPEC §14)."""
+    document = json.dumps(INPUTS[("claude-code", "UserPromptSubmit")])
+    elsewhere = tmp_path / "no-daemon-state"
+    cases = {
+        "not a hub": ("--hub", str(tmp_path / "unmounted"), "--seat", "alice"),
+        "give the seat": ("--hub", str(hub.root), "--state", str(hub.state), "--seat", ""),
+        "daemon: not found": ("--hub", str(hub.root), "--state", str(elsewhere), "--seat", "alice"),
+    }
+    for said, options in cases.items():
+        done = hub.slopd("hook", "claude-code", "UserPromptSubmit", *options, stdin=document)
+        assert done.returncode == 1, (said, done.returncode, done.stderr)
+        assert said in done.stderr, done.stderr
+        assert done.stdout == ""
+    assert not elsewhere.exists()
+
+
+def test_settings_printed_by_a_module_run_name_a_command_that_runs(hub: HubDir) -> None:
+    """`python -m slopd hook HOST settings` names `python -m slopd`, not its `__main__.py` (no program):
+    each command it prints answers the host's input."""
+    printed = hub.slopd(
+        "hook",
+        "claude-code",
+        "settings",
+        "--hub",
+        str(hub.root),
+        "--seat",
+        "alice",
+        "--state",
+        str(hub.state),
+    )
+    assert printed.returncode == 0, printed.stderr
+    for groups in json.loads(printed.stdout)["hooks"].values():
+        command = groups[0]["hooks"][0]["command"]
+        assert command.startswith(f"{sys.executable} -m slopd hook claude-code "), command
+        assert "__main__" not in command
+    start = json.loads(printed.stdout)["hooks"]["SessionStart"][0]["hooks"][0]["command"]
+    ran = subprocess.run(
+        ["bash", "-c", start], input=json.dumps(INPUTS[("claude-code", "SessionStart")]),
+        capture_output=True, text=True, env=hub.env, check=False,
+    )  # fmt: skip
+    assert ran.returncode == 0, ran.stderr

@@ -136,12 +136,13 @@ def test_with_http_the_pipeline_answers_while_the_receiver_hangs_and_links_reach
             assert receiver.posts == []  # nothing was answered yet: the pipeline did not wait for it
             receiver.release()
             sent = by_id(receiver.wait(2, path="/hook"))
-            assert sent["q1.result"]["link"] == f"{url}/activity/q1"
-            assert sent["r2.result"]["link"] == f"{url}/activity/r2"
+            console = url.replace("://127.0.0.1:", "://localhost:")  # the console's origin: its cookie's
+            assert sent["q1.result"]["link"] == f"{console}/activity/q1"
+            assert sent["r2.result"]["link"] == f"{console}/activity/r2"
             clicks = {
                 post.headers["title"]: post.headers["click"] for post in receiver.wait(2, path="/phone-topic")
             }
-            assert clicks["slopd: result for Q1"] == f"{url}/activity/q1"
+            assert clicks["slopd: result for Q1"] == f"{console}/activity/q1"
 
             opened = Hub(hub.root)
             desk = Seat(opened, tmp_path / "mcp-state", "claude-code", parse('names = ["watcher"]\n'))
@@ -155,7 +156,7 @@ def test_with_http_the_pipeline_answers_while_the_receiver_hangs_and_links_reach
             approval = webhook(hooks[-1])
             assert approval["event"] == "approval"
             assert approval["class"] == "approval"
-            assert approval["link"] == f"{url}/approvals/drafts/{name}"
+            assert approval["link"] == f"{console}/approvals/drafts/{name}"
             assert "claude-code" in approval["text"]
             assert "deploy" in approval["text"]
             assert "Deploy build 42" not in approval["text"]  # a pointer, not the order's body
@@ -201,6 +202,10 @@ def test_an_order_waiting_for_a_quorum_member_is_announced_once(lab: QuorumLab) 
             "notify.ntfy.url: expected an http:// or https:// URL",
         ),
         ('[notify.ntfy]\nurl = "https://ntfy.sh/t"\npriority = 5\n', "notify.ntfy.priority: unknown key"),
+        (
+            '[notify.ntfy]\nurl = "https://ntfy.sh:99999/t"\n',
+            "notify.ntfy.url: 'https://ntfy.sh:99999/t' is not a URL",
+        ),
         ("[notify]\n", "notify.command: missing (or give [notify.ntfy] or [notify.webhook])"),
     ],
 )

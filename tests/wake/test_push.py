@@ -69,6 +69,19 @@ def test_an_unreachable_receiver_fails_with_the_connection_error_named() -> None
     assert all("ConnectionRefusedError" in reason for reason in failed["reasons"])
 
 
+def test_a_url_the_http_client_cannot_use_is_a_failed_attempt_not_a_dead_worker() -> None:
+    """An attempt that fails any way at all (here a port out of range) is that attempt's failure:
+    the failure is logged and the next notice is still tried — the worker never dies."""
+    with log.capture() as logs:
+        pusher = push.webhook("http://127.0.0.1:99999/x", "s", log.get(), base=lambda: None, delays=FAST)
+        pusher.push(notices.alert("one"))
+        pusher.push(notices.alert("two"))
+        pusher.close(5)
+    failed = [event for event in logs if event["event"] == "notify.failed"]
+    assert len(failed) == 2
+    assert all("ValueError" in reason for event in failed for reason in event["reasons"])
+
+
 def test_push_returns_at_once_while_the_receiver_holds_its_answer_and_order_is_kept() -> None:
     """A receiver that does not answer yet: `push` still returns at once; released, it gets both, in order."""
     with receiving(hold=True) as receiver:

@@ -18,10 +18,11 @@ from tests.wake.rig import call, seat_session
 pytestmark = pytest.mark.anyio
 
 # An executor that answers only once the test creates its `go` file: the ack comes first, long before.
+# It gives up after two minutes, so a test that fails before opening the gate leaves no process behind.
 GATED = (
     "import pathlib, sys, time\n"
-    "go = pathlib.Path(sys.argv[1])\n"
-    "while not go.exists():\n"
+    "go, deadline = pathlib.Path(sys.argv[1]), time.monotonic() + 120\n"
+    "while not go.exists() and time.monotonic() < deadline:\n"
     "    time.sleep(0.02)\n"
     "print('done: ' + sys.stdin.read().strip())\n"
 )

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 import subprocess
+import urllib.request
+from pathlib import Path
 
 import pytest
 
@@ -82,11 +84,14 @@ def test_over_url_it_long_polls_the_feed_and_an_envelopes_replies(hub: HubDir) -
     """`--url` with SLOPD_TOKEN: a new reply after the feed's tail; an id's terminal reply; `--after`."""
     tokens = with_tokens(hub, ("alice",))
     env = {**hub.env, "SLOPD_TOKEN": tokens["alice"]}
-    with served(hub) as (_daemon, url):
+    with served(hub) as (daemon, url):
         process = subprocess.Popen(
             [*SLOPD, "wait", "--url", url, "--json", "--timeout", "60"],
             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         )  # fmt: skip
+        # Send only once the waiter has read the feed's tail: "new" is after it, and a reply sent
+        # before a slow start would be old news to it (the feed itself is durable after that).
+        daemon.until(lambda: _tail_read(url), timeout=30)
         send = [*SLOPD, "send", "--url", url, "--type", "query", "--from", "alice", "--to", "watcher", "-"]
         sent = subprocess.run(send, env=env, input="Over HTTP?\n", capture_output=True, text=True, check=True)
         ident = sent.stdout.strip()
@@ -115,6 +120,16 @@ def test_over_url_it_long_polls_the_feed_and_an_envelopes_replies(hub: HubDir) -
         assert none.returncode == 1
 
 
+def _tail_read(url: str) -> bool:
+    """`/metrics` counts a finished `GET /v1/replies` (the waiter's tail)."""
+    with urllib.request.urlopen(f"{url}/metrics", timeout=5) as answer:  # our loopback URL
+        text = answer.read().decode()
+    return any(
+        line.startswith("slopd_http_requests_total") and 'route="/v1/replies"' in line
+        for line in text.splitlines()
+    )
+
+
 def test_the_daemon_writes_its_bell_file_after_each_commit(hub: HubDir) -> None:
     """STATE/ledger.bell is written (its mtime moves) when a reply commits: the event other processes'
     waiters wake on, after the commit is visible (the WAL is written just before)."""
@@ -124,3 +139,14 @@ def test_the_daemon_writes_its_bell_file_after_each_commit(hub: HubDir) -> None:
         hub.drop("q.md", envelope_text("Ring?\n", id="ring1", type="query"))
         daemon.until(lambda: "ring1.result.md" in hub.outbox())
         daemon.until(lambda: bell.stat().st_mtime_ns != before)
+
+
+def test_without_a_daemons_ledger_it_says_so_and_makes_none(hub: HubDir, tmp_path: Path) -> None:
+    """SPEC §14: no second, empty ledger that no daemon would answer into — exit 2, `daemon: not found`."""
+    elsewhere = tmp_path / "never-a-daemon"
+    done = hub.slopd(
+        "wait", "--hub", str(hub.root), "--state", str(elsewhere), "--seat", "alice", "--timeout", "1"
+    )
+    assert done.returncode == 2, done.stderr
+    assert "daemon: not found — replies will not be tracked" in done.stderr
+    assert not elsewhere.exists()

@@ -4,7 +4,8 @@ tables of the ledger, over a connection of their own.
 Rules:
 1. A seat's wake cursor is the seq of the last reply its wake-ups (`slop_wait`, `slopd wait`,
    the agent hooks) delivered as new. It is made at the seat's tail (its last reply's seq) the
-   first time it is asked for — "after now" — and only ever moves forward. The reply feed's own
+   first time it is asked for — "after now" — and moves forward only by a compare-and-set
+   (`claim`): of two waiters that found the same reply, one delivers it. The reply feed's own
    cursor (`after`) is the client's business, not this.
 2. A hook session (a host's `session_id`) is recorded when first seen, with when it started and
    how many times its Stop hook asked the agent to go on; the count only grows.
@@ -43,10 +44,12 @@ class Cursors:
             found = self._db.execute(sql.CURSOR, (seat,)).fetchone()
         return int(found[0])
 
-    def advance(self, seat: str, seq: int, now: str) -> None:
-        """Rule 1: past `seq`, never back."""
+    def claim(self, seat: str, was: int, seq: int, now: str) -> bool:
+        """Move the cursor from `was` to `seq` only if it is still `was` (compare and set): of two
+        waiters that found the same new reply, exactly one delivers it."""
         with self._lock, self._write_lock:
-            self._db.execute(sql.ADVANCE_CURSOR, (seq, now, seat))
+            moved = self._db.execute(sql.CLAIM_CURSOR, (seq, now, seat, was))
+        return moved.rowcount == 1
 
     def session(self, seat: str, session: str, now: str) -> tuple[str, int]:
         """Rule 2: when `session` started (first seen) and its Stop blocks so far."""

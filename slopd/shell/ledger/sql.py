@@ -260,7 +260,7 @@ MAKE_CURSOR = (
     "INSERT INTO cursors (seat, seq, updated_at)"
     " SELECT ?, coalesce(max(rowid), 0), ? FROM replies WHERE recipient = ? ON CONFLICT DO NOTHING"
 )
-ADVANCE_CURSOR = "UPDATE cursors SET seq = max(seq, ?), updated_at = ? WHERE seat = ?"
+CLAIM_CURSOR = "UPDATE cursors SET seq = ?, updated_at = ? WHERE seat = ? AND seq = ?"  # compare and set
 OPEN_SESSION = (
     "INSERT INTO hook_sessions (seat, session, started_at, blocks) VALUES (?, ?, ?, 0) ON CONFLICT DO NOTHING"
 )

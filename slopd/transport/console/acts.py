@@ -41,12 +41,11 @@ from slopd.core.ids import reply_id
 from slopd.core.orders import Trust
 from slopd.core.sshkeys import SK_ECDSA, PublicKey
 from slopd.core.wire import SignatureError
-from slopd.shell import config as config_module
-from slopd.shell.config import ConfigError
 from slopd.transport.console import approvals, enrolments
 from slopd.transport.console.ceremonies import Ceremonies, CeremonyError, parse_assertion
 from slopd.transport.console.guard import Desk, RefusedError, secure
 from slopd.transport.console.sessions import PIN_TTL, Session
+from slopd.transport.console.site import local_path
 
 MAX_BODY = 64 * 1024
 NOTICE_TIMEOUT = 30.0
@@ -84,10 +83,9 @@ class Acts:
     def _passkeys(self, principal: str | None = None) -> list[tuple[PublicKey, str]]:
         """Rule 2: (key, principal) for every passkey of this console in allowed_signers now."""
         app, site = self.desk.app, self.desk.site
-        try:
-            trust = config_module.load_trust(app.config)
-        except ConfigError as error:
-            raise RefusedError(503, f"allowed_signers cannot be read: {error}") from None
+        trust = app.trusted.check() if app.trusted is not None else None  # the daemon's, as it is now
+        if trust is not None and trust.unusable is not None:
+            raise RefusedError(503, f"allowed_signers cannot be used: {trust.unusable}")
         if trust is None or site is None:
             return []
         now, found, seen = datetime.now(UTC), [], set()
@@ -133,9 +131,7 @@ class Acts:
             raise RefusedError(403, str(error)) from None
         session = desk.sessions.open(candidates[key], key.fingerprint, time.time())
         desk.log.info("console.signed_in", principal=session.principal, key=key.fingerprint)
-        response = _json(
-            redirect=body.get("next") if str(body.get("next", "")).startswith("/") else "/approvals"
-        )
+        response = _json(redirect=local_path(body.get("next")))
         desk.sign_in(response, session)
         return response
 
@@ -223,7 +219,11 @@ class Acts:
         desk.check_post(request, session, request.headers.get("x-csrf-token"))
         ceremony = desk.sessions.take(body.get("ceremony"), "approve", time.time())
         where, name = request.path_params["where"], request.path_params["name"]
-        if ceremony is None or ceremony.data["session"] != session.id or ceremony.data["name"] != name:
+        if ceremony is None or (ceremony.data["session"], ceremony.data["where"], ceremony.data["name"]) != (
+            session.id,
+            where,
+            name,
+        ):  # the very item it was begun for: a draft's ceremony never signs an order of that name
             raise RefusedError(400, "the approval expired; press the button again")
         order: bytes = ceremony.data["order"]
         try:
@@ -293,11 +293,14 @@ class Acts:
         if to is None:
             desk.log.warning("console.no_requester", draft=item.name, reason="no requested_by: no reply sent")
         elif declined:
-            reply = replies.error(
+            refused = replies.error(
                 answering=envelope.id, to=to, reasons=[f"declined by {session.principal}: {said}"],
                 file=f"outbox/drafts/{item.name}", mode="execute", watcher=watcher, now=now,
                 headline="Declined",
             )  # fmt: skip
+            # An id of its own: the draft's id is the agent's to choose, and may be another
+            # envelope's, whose own `ID.error` this must never replace or pre-empt.
+            reply = replace(refused, id=reply_id(envelope.id, "declined"))
         else:
             text = (
                 f"Approved by {session.principal} ({fingerprint}) with a passkey: the order"

@@ -1,10 +1,11 @@
 """What waits for a human, and the one write the console makes: a signed order into `authorized/`.
 
 Rules (SPEC §15):
-1. Waiting: every `*.md` draft in `outbox/drafts/` (what an agent asked a human to sign), and
-   every order in `authorized/` that names a signature not yet in the lane (a quorum's, or its
-   own `.sig`). Each is read once, without following a link; an unreadable or invalid one is
-   listed with its reason and cannot be approved.
+1. Waiting: every draft in `outbox/drafts/` (`core.drafts` rule 2: what an agent asked a human
+   to sign), and every order in `authorized/` that names a signature not yet in the lane (a
+   quorum's, or its own `.sig`), as `slopd status` holds it. Each is read once, without following
+   a link — the list may take an unchanged file from a `Shelf` (`shelf` rule 3), one item is read
+   now —; an unreadable or invalid one is listed with its reason and cannot be approved.
 2. A draft approved becomes the order: the draft's bytes with `from` the signed-in principal,
    a fresh `created_at`, `to` this watcher and `auth` naming `NAME.md.sig` (and, for an action
    with `quorum = M`, `NAME.md.2.sig` … `NAME.md.M.sig` for the co-signers); everything else,
@@ -26,18 +27,23 @@ from __future__ import annotations
 
 import hashlib
 import os
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime
+from functools import partial
 
 from slopd.core import drafts
-from slopd.core.envelope import PARTY_PATTERN, Envelope, EnvelopeError, parse, render
+from slopd.core.envelope import Envelope, EnvelopeError, parse, render
 from slopd.core.ids import timestamp
+from slopd.core.names import Kind, classify
 from slopd.core.vocabulary import MAX_ENVELOPE_BYTES
-from slopd.ops import status
 from slopd.shell import fs
 from slopd.shell.lanes import Hub, LaneError
+from slopd.transport.console.shelf import Parsed, Shelf
 
 DRAFTS = "drafts"
+LANE = "authorized"
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,13 +62,8 @@ class Waiting:
 
     @property
     def requested_by(self) -> str | None:
-        """Rule 5."""
-        if self.envelope is None:
-            return None
-        named = self.envelope.extra.get("requested_by")
-        if isinstance(named, str) and PARTY_PATTERN.fullmatch(named):
-            return named
-        return drafts.requester(self.envelope.body)
+        """Rule 5 (`core.drafts.requester`)."""
+        return drafts.requester(self.envelope) if self.envelope is not None else None
 
 
 def _drafts_fd(hub: Hub) -> int | None:
@@ -72,51 +73,137 @@ def _drafts_fd(hub: Hub) -> int | None:
         return None
 
 
-def draft_names(hub: Hub) -> list[str]:
+def waiting_drafts(hub: Hub, limit: int, shelf: Shelf | None = None) -> tuple[list[Waiting], int]:
+    """Rule 1: the first `limit` drafts by name (`core.drafts` rule 2), and how many there are."""
     fd = _drafts_fd(hub)
     if fd is None:
-        return []
+        return [], 0
     try:
-        return sorted(name for name in os.listdir(fd) if name.endswith(".md") and not name.startswith("."))
+        names = [name for name in os.listdir(fd) if drafts.is_draft(name)]
+        if shelf is not None:
+            shelf.forget_others(DRAFTS, set(names))
+        items = [
+            _waiting(
+                DRAFTS,
+                name,
+                *_load(shelf, DRAFTS, name, _lstat(fd, name, shelf), partial(_read_at, fd, name)),
+            )
+            for name in sorted(names)[:limit]
+        ]
+    finally:
+        os.close(fd)
+    return [item for item in items if item is not None], len(names)
+
+
+def waiting_orders(hub: Hub, shelf: Shelf | None = None) -> list[Waiting]:
+    """Rule 1: every order in `authorized/` waiting for a signature, by name, each read once."""
+    try:
+        fd = hub.lane_fd(LANE)
+        names = set(os.listdir(fd))
+    except OSError:  # LaneError too: a missing or replaced lane waits for nothing
+        return []
+    if shelf is not None:
+        shelf.forget_others(LANE, names)
+    waiting = (
+        _order(hub, name, names.__contains__, shelf, _lstat(fd, name, shelf))
+        for name in sorted(names)
+        if _is_order(name)
+    )
+    return [item for item in waiting if item is not None]
+
+
+def _lstat(fd: int, name: str, shelf: Shelf | None) -> os.stat_result | None:
+    """What a shelf compares (`shelf` rule 1); nothing to look at without one."""
+    if shelf is None:
+        return None
+    try:
+        return os.stat(name, dir_fd=fd, follow_symlinks=False)
+    except OSError:
+        return None
+
+
+def read(hub: Hub, where: str, name: str) -> Waiting | None:
+    """Rule 1 for one item, read now; None when there is no such draft or waiting order."""
+    if "/" in name or name.startswith("."):
+        return None
+    if where == LANE:
+        return _order(hub, name, lambda sidecar: hub.exists(LANE, sidecar)) if _is_order(name) else None
+    fd = _drafts_fd(hub) if where == DRAFTS else None
+    if fd is None:
+        return None
+    try:
+        return _waiting(DRAFTS, name, *_load(None, DRAFTS, name, None, lambda: _read_at(fd, name)))
     finally:
         os.close(fd)
 
 
-def held_orders(hub: Hub) -> dict[str, list[str]]:
-    """Rule 1: the orders in `authorized/` waiting for signatures, with the sidecars missing."""
-    missing: dict[str, list[str]] = status.lanes(hub)["authorized"].get("missing", {})
-    return missing
-
-
-def _contents(hub: Hub, where: str, name: str) -> tuple[fs.Contents | fs.Unreadable, tuple[str, ...]] | None:
-    if where == "drafts":
-        fd = _drafts_fd(hub)
-        if fd is None:
-            return None
-        try:
-            return fs.read_once(name, MAX_ENVELOPE_BYTES, dir_fd=fd), ()
-        finally:
-            os.close(fd)
-    waiting = held_orders(hub) if where == "authorized" else {}
-    if name not in waiting:
+def _order(
+    hub: Hub,
+    name: str,
+    present: Callable[[str], bool],
+    shelf: Shelf | None = None,
+    listed: os.stat_result | None = None,
+) -> Waiting | None:
+    """Rule 1 for one entry of `authorized/`, as `slopd status` holds it: an order (not a
+    sidecar, not ignored) that names a sidecar not in the lane — its own `NAME.sig` when it
+    cannot be read as an envelope (`name` is an order's, `_is_order`). The bytes read are the bytes
+    parsed and shown."""
+    contents, envelope, reasons = _load(
+        shelf, LANE, name, listed, lambda: hub.read(LANE, name, MAX_ENVELOPE_BYTES)
+    )
+    named = envelope.sidecars if envelope is not None else (f"{name}.sig",)
+    missing = tuple(sidecar for sidecar in named if not present(sidecar))
+    if not missing:
         return None
-    return hub.read("authorized", name, MAX_ENVELOPE_BYTES), tuple(waiting[name])
+    return _waiting(LANE, name, contents, envelope, reasons, missing)
 
 
-def read(hub: Hub, where: str, name: str) -> Waiting | None:
-    """Rule 1 for one item; None when there is no such draft or waiting order."""
-    found = None if "/" in name or name.startswith(".") else _contents(hub, where, name)
-    if found is None:
-        return None
-    contents, missing = found
+def _is_order(name: str) -> bool:
+    return name.isprintable() and classify(name, lane=LANE) in (Kind.INPUT, Kind.BAD_NAME)
+
+
+def _read_at(fd: int, name: str) -> fs.Contents | fs.Unreadable:
+    return fs.read_once(name, MAX_ENVELOPE_BYTES, dir_fd=fd)
+
+
+def _load(
+    shelf: Shelf | None,
+    place: str,
+    name: str,
+    listed: os.stat_result | None,
+    read_now: Callable[[], fs.Contents | fs.Unreadable],
+) -> Parsed:
+    """The file read and parsed, or what `shelf` kept of it while its lstat `listed` is the same."""
+    kept = shelf.get(place, name, listed) if shelf is not None and listed is not None else None
+    if kept is not None:
+        return kept
+    began = time.time()
+    contents = read_now()
+    if isinstance(contents, fs.Unreadable):
+        return contents, None, ()
+    try:
+        parsed: Parsed = (contents, parse(contents.data, name=name), ())
+    except EnvelopeError as error:
+        parsed = (contents, None, tuple(error.reasons))
+    if shelf is not None:
+        shelf.put(place, name, parsed, began)
+    return parsed
+
+
+def _waiting(
+    where: str,
+    name: str,
+    contents: fs.Contents | fs.Unreadable,
+    envelope: Envelope | None,
+    reasons: tuple[str, ...],
+    missing: tuple[str, ...] = (),
+) -> Waiting | None:
     if isinstance(contents, fs.Unreadable):
         return (
             None if contents.stat is None else Waiting(where, name, None, None, f"the file {contents.reason}")
         )
-    try:
-        envelope = parse(contents.data, name=name)
-    except EnvelopeError as error:
-        return Waiting(where, name, contents.data, None, "not a valid envelope: " + "; ".join(error.reasons))
+    if envelope is None:
+        return Waiting(where, name, contents.data, None, "not a valid envelope: " + "; ".join(reasons))
     present = tuple(sidecar for sidecar in envelope.sidecars if sidecar not in missing)
     return Waiting(where, name, contents.data, envelope, None, missing, present)
 
@@ -151,13 +238,14 @@ def sidecar_for(item: Waiting, principal: str) -> str | None:
 def write_signed(hub: Hub, name: str, order: bytes | None, sidecar: str, signature: bytes) -> None:
     """Rule 4: the signature, then (for a draft approved) the order, into `authorized/`.
 
-    Each lands by rename, never by link-then-unlink: the daemon reads a sidecar the moment it
-    appears, and refuses a file with two links. A name already taken is FileExistsError, before
-    anything is written (the lane is the humans'; a race with a human's own `mv` is theirs)."""
+    Each lands by a rename that never replaces (`fs`'s never-clobbering write): the daemon reads
+    a sidecar the moment it appears, whole and with one link. A name already taken is
+    FileExistsError, before anything is written when it can be seen first (the lane is the
+    humans'; a race with a human's own `mv` loses nothing of theirs)."""
     lane = hub.lane_fd("authorized")
     for taken in (sidecar, name) if order is not None else (sidecar,):
         if fs.exists_at(lane, taken):
             raise FileExistsError(taken)
-    fs.atomic_write(lane, sidecar, signature, replace=True)
+    fs.atomic_write(lane, sidecar, signature, replace=False)
     if order is not None:
-        fs.atomic_write(lane, name, order, replace=True)
+        fs.atomic_write(lane, name, order, replace=False)

@@ -33,6 +33,7 @@ from slopd.shell.ledger.history import History
 from slopd.shell.log import Logger
 from slopd.transport.console.ceremonies import Ceremonies
 from slopd.transport.console.sessions import Session, Sessions
+from slopd.transport.console.shelf import Shelf
 from slopd.transport.console.site import Site, resolve
 from slopd.transport.ratelimit import Limiter
 
@@ -69,6 +70,7 @@ class Desk:
     history: History
     templates: Environment
     limiter: Limiter = field(default_factory=lambda: Limiter(ATTEMPTS))
+    shelf: Shelf = field(default_factory=Shelf)  # the Approvals list's parsed files
     site: Site | None = None
     ceremonies: Ceremonies | None = None
 

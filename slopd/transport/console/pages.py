@@ -24,6 +24,7 @@ from starlette.responses import RedirectResponse, Response
 from slopd.transport.console import approvals, views
 from slopd.transport.console.guard import Desk, RefusedError, secure, to_sign_in
 from slopd.transport.console.sessions import PIN_TTL, Session
+from slopd.transport.console.site import local_path
 
 Page = Callable[[Request], Awaitable[Response]]
 STATIC = {"console.css": "text/css; charset=utf-8", "console.js": "text/javascript; charset=utf-8"}
@@ -67,7 +68,9 @@ class Pages:
 
     async def approvals(self, request: Request, session: Session) -> Response:
         desk = self.desk
-        context = await anyio.to_thread.run_sync(lambda: views.approvals_page(desk.app.hub, desk.app.config))
+        context = await anyio.to_thread.run_sync(
+            lambda: views.approvals_page(desk.app.hub, desk.app.config, desk.shelf)
+        )
         done = request.query_params.get("done")
         return desk.render(request, "approvals.html", {"title": "Approvals", "done": done, **context})
 
@@ -145,5 +148,4 @@ def pinned(desk: Desk, item: approvals.Waiting, session: Session) -> tuple[bytes
 
 
 def _next(request: Request) -> str:
-    wanted = request.query_params.get("next", "/approvals")
-    return wanted if wanted.startswith("/") and not wanted.startswith("//") else "/approvals"
+    return local_path(request.query_params.get("next"))

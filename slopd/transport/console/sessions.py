@@ -21,6 +21,7 @@ from typing import Any
 CEREMONY_TTL = 300.0
 PIN_TTL = 3600.0
 _MAX = 10_000  # sessions or ceremonies kept at once; the oldest beyond it are dropped
+ANONYMOUS = ("signin", "enrol")  # ceremonies a request without a session may begin
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,7 +45,8 @@ class Sessions:
     def __init__(self, ttl: float) -> None:
         self.ttl = ttl
         self._sessions: dict[str, Session] = {}
-        self._ceremonies: dict[str, Ceremony] = {}
+        self._ceremonies: dict[str, Ceremony] = {}  # those of a signed-in human: pins, approvals
+        self._anonymous: dict[str, Ceremony] = {}  # sign-ins and enrolments, begun by anyone
 
     def open(self, principal: str, fingerprint: str, now: float) -> Session:
         """Rule 1."""
@@ -71,15 +73,21 @@ class Sessions:
         return presented is not None and hmac.compare_digest(session.csrf.encode(), presented.encode())
 
     def begin(self, kind: str, state: Any, now: float, ttl: float = CEREMONY_TTL, **data: Any) -> str:
-        """Rule 3: a ceremony's token."""
+        """Rule 3: a ceremony's token. Sign-ins and enrolments, which anyone may begin, are kept
+        apart from a signed-in human's pins and approvals, so a flood of them never evicts those;
+        each table drops its expired entries first, then its oldest beyond `_MAX`."""
+        table = self._anonymous if kind in ANONYMOUS else self._ceremonies
+        for stale in [token for token, ceremony in table.items() if ceremony.expires <= now]:
+            del table[stale]
         token = secrets.token_urlsafe(24)
-        self._ceremonies[token] = Ceremony(kind, state, now + ttl, data)
-        _trim(self._ceremonies)
+        table[token] = Ceremony(kind, state, now + ttl, data)
+        _trim(table)
         return token
 
     def take(self, token: object, kind: str, now: float) -> Ceremony | None:
         """Rule 3: the ceremony, once; None when unknown, of another kind or expired."""
-        ceremony = self._ceremonies.pop(token, None) if isinstance(token, str) else None
+        table = self._anonymous if kind in ANONYMOUS else self._ceremonies
+        ceremony = table.pop(token, None) if isinstance(token, str) else None
         if ceremony is None or ceremony.kind != kind or ceremony.expires <= now:
             return None
         return ceremony

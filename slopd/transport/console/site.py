@@ -66,3 +66,16 @@ def resolve(listening: str, rp_id: str | None = None, public_url: str | None = N
         problem = f"{url} is plain http: passkeys need https on a name (or http://localhost)"
         return Site(url, None, secure, problem)
     return Site(url, rp_id or public_host, secure)
+
+
+_LOCAL_PATH = re.compile(r"/(?:[A-Za-z0-9][A-Za-z0-9._~%/?=&+-]*)?")
+
+
+def local_path(wanted: object, fallback: str = "/approvals") -> str:
+    """Where to go after signing in: a path of this console only. `//host`, `/\\host` (which
+    browsers read as `//host`), a scheme or a control character would send the human elsewhere
+    right after a passkey ceremony — an open redirect — so anything but a plain path is `fallback`."""
+    text = wanted if isinstance(wanted, str) else ""
+    if _LOCAL_PATH.fullmatch(text) is None or "//" in text:
+        return fallback
+    return text

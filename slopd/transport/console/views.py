@@ -31,6 +31,7 @@ from slopd.shell.fs import Contents
 from slopd.shell.lanes import Hub, LaneError
 from slopd.shell.ledger.history import History
 from slopd.transport.console import approvals, chart
+from slopd.transport.console.shelf import Shelf
 
 LISTED = 200
 _REPLY_BYTES = 256 * 1024
@@ -62,20 +63,15 @@ def _item(item: approvals.Waiting, config: Config) -> dict[str, Any]:
     }
 
 
-def approvals_page(hub: Hub, config: Config) -> dict[str, Any]:
-    """Every draft and every order waiting for signatures (`approvals` rule 1)."""
-    drafts = approvals.draft_names(hub)
-    orders = sorted(approvals.held_orders(hub))
-    items = [
-        _item(found, config)
-        for where, names in (("drafts", drafts[:LISTED]), ("authorized", orders[:LISTED]))
-        for name in names
-        if (found := approvals.read(hub, where, name)) is not None
-    ]
+def approvals_page(hub: Hub, config: Config, shelf: Shelf | None = None) -> dict[str, Any]:
+    """Every draft and every order waiting for signatures (`approvals` rule 1), the unchanged
+    files as `shelf` kept them (`shelf` rule 3)."""
+    drafts, total = approvals.waiting_drafts(hub, LISTED, shelf)
+    orders = approvals.waiting_orders(hub, shelf)  # each is read to know it waits
     return {
-        "drafts": [item for item in items if item["where"] == "drafts"],
-        "orders": [item for item in items if item["where"] == "authorized"],
-        "more": max(len(drafts) - LISTED, 0) + max(len(orders) - LISTED, 0),
+        "drafts": [_item(item, config) for item in drafts],
+        "orders": [_item(item, config) for item in orders[:LISTED]],
+        "more": max(total - LISTED, 0) + max(len(orders) - LISTED, 0),
     }
 
 

@@ -32,7 +32,7 @@ from slopd.shell.bell import Bell
 from slopd.shell.waker import Waker
 from slopd.transport.mcp import server as mcp_server
 from slopd.transport.mcp.news import News
-from slopd.transport.mcp.seat import Seat
+from slopd.transport.mcp.seat import Seat, guide
 from slopd.transport.server.app import Service
 from slopd.transport.server.guard import SEAT_KEY, Guard
 
@@ -71,8 +71,7 @@ class Desks:
             return found
 
     def guide(self) -> str:
-        found = self.app.hub.read_path("HUB.md", 256 << 10)
-        return getattr(found, "data", b"").decode("utf-8", "replace")
+        return guide(self.app.hub)
 
     def close(self) -> None:
         for stop in self._stops:

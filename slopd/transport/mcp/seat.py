@@ -37,6 +37,7 @@ from slopd.core.notes import READ_CHARS, READ_LIMIT, page
 from slopd.core.orders import Trust
 from slopd.core.receipts import is_terminal
 from slopd.core.replies import ReplyClass
+from slopd.core.vocabulary import MAX_WAIT
 from slopd.ops import running
 from slopd.shell import lock
 from slopd.shell.config import Config
@@ -52,9 +53,7 @@ from slopd.transport.server import views
 from slopd.transport.server.intake import Intake
 from slopd.transport.wakeups import Wakeups
 
-MAX_WAIT = 50.0
 MAX_CHARS = 20_000
-GENERATED_ID_TRIES = 3
 
 
 class Seat:
@@ -91,9 +90,7 @@ class Seat:
         return self.receipts.pending(self.seat)
 
     def guide(self) -> str:
-        """The hub's HUB.md ("" when it has none)."""
-        found = self.hub.read_path("HUB.md", 256 << 10)
-        return found.data.decode("utf-8", "replace") if isinstance(found, Contents) else ""
+        return guide(self.hub)
 
     def daemon_note(self) -> str | None:
         """Rule 6: what every answer must say when no daemon holds this seat's state dir."""
@@ -144,12 +141,12 @@ class Seat:
 
     def _send_new(self, fields: dict[str, Any]) -> dict[str, Any]:
         """A generated id that is somehow taken already is replaced by another (rule 2)."""
-        for attempt in range(1, GENERATED_ID_TRIES + 1):
+        for attempt in range(1, submit.GENERATED_ID_TRIES + 1):
             envelope = submit.compose(**fields, now=self.clock(), token=self.token)
             try:
                 return self._accept(envelope)
             except Problem as problem:
-                if problem.kind != "id-conflict" or attempt == GENERATED_ID_TRIES:
+                if problem.kind != "id-conflict" or attempt == submit.GENERATED_ID_TRIES:
                     raise
         raise AssertionError("unreachable")  # pragma: no cover
 
@@ -297,3 +294,9 @@ def _summary(reply: dict[str, Any]) -> dict[str, Any]:
     text = reply.pop("text") or ""
     body = text.split("\n---\n", 1)[-1].strip()
     return {**reply, "summary": body[:300]}
+
+
+def guide(hub: Hub) -> str:
+    """The hub's HUB.md ("" when it has none)."""
+    found = hub.read_path("HUB.md", 256 << 10)
+    return found.data.decode("utf-8", "replace") if isinstance(found, Contents) else ""

@@ -35,11 +35,12 @@ from pydantic import BaseModel, Field
 
 from slopd.core import notes
 from slopd.core.admission import ACTION_OUTSIDE
+from slopd.core.vocabulary import MAX_WAIT
 from slopd.shell.version import version
 from slopd.transport.mcp import models, protocols
 from slopd.transport.mcp import news as news_module
 from slopd.transport.mcp.news import News
-from slopd.transport.mcp.seat import MAX_CHARS, MAX_WAIT, Seat
+from slopd.transport.mcp.seat import MAX_CHARS, Seat
 from slopd.transport.problems import Problem
 
 SeatSource = Callable[[Context[Any, Any] | None], Seat]

@@ -6,8 +6,8 @@ Rules:
 2. The tokens file is read at start, then looked at (one stat) on each request and re-read
    when its version (device, inode, size, mtime, ctime) changed (`shell.reloading`, SPEC §14):
    a revoked token's next request is a 401, with no signal. A file that cannot be read or has
-   bad lines keeps the last good set and says so in the log (`tokens.reload_failed`), once per
-   version; a good new version is logged as `tokens.reloaded`.
+   bad lines fails closed — no token opens anything until it is mended — and says so in the log
+   (`tokens.reload_failed`), once per version; a good new version is logged as `tokens.reloaded`.
 3. A missing, malformed or unknown token gets the same 401, byte for byte: no oracle.
 """
 
@@ -40,6 +40,7 @@ class Seats:
             self.watched = Reloading(
                 path, lambda: _load(path), first, seen, log, "tokens",
                 facts=lambda tokens: {"seats": tokens.seats()}, bad=bad,
+                closed=lambda _reason: token_file.Tokens((), ()),  # a broken file: no token opens
             )  # fmt: skip
 
     def _first(self, path: Path) -> tuple[token_file.Tokens, bool]:

@@ -6,8 +6,9 @@ Rules:
    and commits (403 otherwise).
 2. Leases, commits and their refusals (409, 422) are `transport.keeping`'s, shared with the MCP
    tools; the work is `baton.keeper`'s, the same code as `slopd baton`.
-3. JSON bodies: an object with the documented keys and types, else 400 naming the key;
-   at most 4 MiB. An unknown vessel, or a name that is not one, is 404.
+3. JSON bodies: an object with the documented keys and types, else 400 naming the key; a key
+   the endpoint does not take is 422 naming every one (SPEC §14: no surface ignores an argument
+   it does not know); at most 4 MiB. An unknown vessel, or a name that is not one, is 404.
 4. The autobiography is what boot presents (`baton.keeper.boot`): never one written for a
    generation above GENERATION; `GET /baton/{vessel}` lists what boot left out (`left_out`).
 """
@@ -33,6 +34,9 @@ from slopd.transport import keeping
 from slopd.transport.problems import Problem
 
 MAX_BODY = 4 << 20
+LEASE_KEYS = ("holder", "ttl")
+COMMIT_KEYS = ("lease_id", "generation", "letter", "state", "intentions", "context", "accept_low_quality")
+SCORE_KEYS = ("letter",)
 JsonResponse = Callable[[object], Response]
 
 
@@ -52,7 +56,7 @@ class Keeper:
     def _tree(self, request: Request) -> Tree:
         return keeping.vessel(self.hub, request.path_params["vessel"])
 
-    async def _body(self, request: Request) -> dict[str, Any]:
+    async def _body(self, request: Request, takes: tuple[str, ...]) -> dict[str, Any]:
         data = await self.read(request, MAX_BODY)
         try:
             body = json.loads(data)
@@ -60,6 +64,11 @@ class Keeper:
             raise Problem("bad-request", f"the body is not JSON: {error}") from None
         if not isinstance(body, dict):
             raise Problem("bad-request", "the body must be a JSON object")
+        unknown = sorted(set(body) - set(takes))
+        if unknown:
+            reasons = tuple(f"`{key}`: this endpoint takes no such key" for key in unknown)
+            named = ", ".join(f"`{key}`" for key in unknown)
+            raise Problem("unknown-keys", f"{named}: not taken here; it takes {', '.join(takes)}", reasons)
         return body
 
     async def registry(self, request: Request, seat: str) -> Response:
@@ -83,7 +92,7 @@ class Keeper:
     async def lease(self, request: Request, seat: str) -> Response:
         tree = self._tree(request)
         keeping.own(tree, seat)
-        body = await self._body(request)
+        body = await self._body(request, LEASE_KEYS)
         holder, ttl = body.get("holder"), body.get("ttl", leases.DEFAULT_TTL)
         if not isinstance(holder, str) or not 0 < len(holder) <= 128:
             raise Problem("bad-request", "`holder` must be a string of 1 to 128 characters")
@@ -99,7 +108,7 @@ class Keeper:
     async def commit(self, request: Request, seat: str) -> Response:
         tree = self._tree(request)
         keeping.own(tree, seat)
-        asked = _commit_request(await self._body(request))
+        asked = _commit_request(await self._body(request, COMMIT_KEYS))
         done = await anyio.to_thread.run_sync(
             lambda: keeping.commit(tree, self.store, asked, summarize=self.summarize, watcher=self.watcher)
         )
@@ -119,7 +128,7 @@ class Keeper:
         return Response(text.encode(), media_type="text/markdown; charset=utf-8")
 
     async def score(self, request: Request, seat: str) -> Response:
-        letter = (await self._body(request)).get("letter")
+        letter = (await self._body(request, SCORE_KEYS)).get("letter")
         if not isinstance(letter, str):
             raise Problem("bad-request", "`letter` must be a string")
         return self.answer(report(letter))
