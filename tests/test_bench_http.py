@@ -17,7 +17,7 @@ HEADERS = (
     r"^== 1\. POST -> 202 receipt, paced: \d+ per contender at 20/s \(ms\)$",
     r"^contender +n +p50 +p90 +p99 +max +errors$",
     r"^== 1\. saturation: \d+ keep-alive connections posting for ",
-    r"^server +requests/s +202s +p50 ms +p99 ms +CPU ms/req +drain s +errors$",
+    r"^server +requests/s +202s +p50 ms +p99 ms +CPU ms/req +user +system +drain s +errors$",
     r"^== 2\. drop -> reply, \d+ each way, alternating \(ms\)$",
     r"^path +n +p50 +p90 +p99 +max$",
     r"^== 3\. feed long-poll wake-up: GET /v1/replies\?after=TAIL&wait=30, \d+ drops \(ms\)$",
