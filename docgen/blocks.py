@@ -21,6 +21,7 @@ BLOCKS: dict[str, tuple[str, Callable[[], str]]] = {  # name: (page, relative to
     "config": ("docs/reference/config.md", config.reference),
     "mcp tools": ("docs/reference/mcp.md", mcp.tools_table),
     "mcp": ("docs/reference/mcp.md", mcp.reference),
+    "readme mcp tools": ("README.md", mcp.signatures),
     "http endpoints": ("docs/reference/http.md", http.endpoints),
     "http": ("docs/reference/http.md", http.reference),
     "log events": ("docs/reference/log-events.md", events.reference),

@@ -50,6 +50,20 @@ def tools_table() -> str:
     return table(("tool", "arguments", "does"), rows)
 
 
+def signatures() -> str:
+    """One line per tool for the README: the call with every argument (`?`: optional), what it
+    does, a link to its section of the reference."""
+    lines = []
+    for tool in anyio.run(_server().list_tools):
+        schema = tool.input_schema
+        required = set(schema.get("required", []))
+        names = schema.get("properties", {})
+        arguments = ", ".join(name + ("" if name in required else "?") for name in names)
+        does = first_sentence(tool.description or "").rstrip(".")
+        lines.append(f"- [`{tool.name}({arguments})`](docs/reference/mcp.md#{anchor(tool.name)}): {does}.")
+    return "\n".join(lines)
+
+
 def _fields(schema: dict[str, Any]) -> str:
     required = set(schema.get("required", []))
     rows = [
