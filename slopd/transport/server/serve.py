@@ -15,7 +15,6 @@ Rules:
 
 from __future__ import annotations
 
-import ipaddress
 import logging
 import threading
 import time
@@ -25,6 +24,7 @@ import uvicorn
 
 from slopd.app import App
 from slopd.core.errors import UsageError
+from slopd.core.origins import is_loopback
 from slopd.shell.config import Http
 from slopd.transport.server.app import Service, build
 
@@ -48,15 +48,6 @@ def parse_address(text: str) -> Address:
     if not colon or not host or not port.isdigit() or int(port) > 65535:
         raise UsageError(f"--http {text!r}: give HOST:PORT, such as 127.0.0.1:8787")
     return Address(host, int(port))
-
-
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def check_exposure(address: Address, http: Http) -> None:
