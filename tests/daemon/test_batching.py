@@ -26,8 +26,7 @@ from slopd.shell.archive import Archive, Move
 from slopd.shell.lanes import Hub
 from slopd.shell.ledger import Ledger
 from slopd.shell.ledger.writes import BatchLost, Writes
-
-from .conftest import HubDir, envelope_text, toml_argv
+from tests.conftest import HubDir, envelope_text, toml_argv
 
 
 def ledger_rows(hub: HubDir) -> dict[str, tuple[str, str | None]]:

@@ -15,8 +15,8 @@ import pytest
 
 from slopd.app import load_config
 from tests.conftest import HubDir, body_of, envelope_text, front_matter
-from tests.mcp.rig import Session, inbox, session
 from tests.transport.http_rig import Live, in_process, until, with_tokens
+from tests.transport.mcp.rig import Session, inbox, session
 
 pytestmark = pytest.mark.anyio
 SEAT = "alice"

@@ -19,7 +19,7 @@ import pytest
 from slopd.core import assets
 from slopd.core.envelope import EnvelopeError, parse
 from tests.conftest import HubDir, envelope_text, front_matter, toml_argv
-from tests.test_orders import ALICE, Lab, fixture_lab, keys, now_stamp  # noqa: F401  # fixtures
+from tests.e2e.signing.test_orders import ALICE, Lab, fixture_lab, keys, now_stamp  # noqa: F401  # fixtures
 
 RECORD = r"""
 import os, sys

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import shutil
-from pathlib import Path
 
+from tests import ROOT
 from tests.conftest import HubDir, front_matter
 
-SAMPLE = Path(__file__).resolve().parent.parent / "sample-hub"
+SAMPLE = ROOT / "sample-hub"
 SAMPLE_CONFIG = SAMPLE.parent / "sample-config" / "config.toml"
 
 

@@ -20,7 +20,7 @@ from slopd.transport.mcp import news
 from slopd.transport.mcp.seat import Seat
 from slopd.transport.mcp.server import build
 from tests.conftest import HubDir
-from tests.mcp.rig import text_of
+from tests.transport.mcp.rig import text_of
 
 
 @dataclass

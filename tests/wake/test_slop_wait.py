@@ -12,7 +12,7 @@ import anyio
 import pytest
 
 from tests.conftest import HubDir, envelope_text, toml_argv
-from tests.mcp.rig import text_of
+from tests.transport.mcp.rig import text_of
 from tests.wake.rig import call, seat_session
 
 pytestmark = pytest.mark.anyio

@@ -16,7 +16,7 @@ import pytest
 from slopd.baton.score import report
 from tests import corpus
 from tests.conftest import HubDir
-from tests.test_baton_pack import Vessel, letter, state
+from tests.e2e.baton.test_baton_pack import Vessel, letter, state
 
 TORN = corpus.CORPUS / "baton" / "superinstance-flux-baton-test__tree-at-777702f" / ".baton"
 

@@ -17,8 +17,7 @@ from pathlib import Path
 
 from slopd import cli
 from slopd.cli import parser as parser_module
-
-from .conftest import HubDir, envelope_text
+from tests.conftest import HubDir, envelope_text
 
 SERVERS = {"starlette", "uvicorn", "mcp", "anyio", "socket", "asyncio"}
 DAEMON = {"watchdog", "subprocess", "threading", "shutil", "cryptography", "structlog"}

@@ -21,12 +21,12 @@ from slopd.ops.doctor import filesystem_type
 from slopd.shell import lock
 from slopd.shell.defaults import default_names
 from slopd.shell.lanes import init
-from tests import slopd_commands
+from tests import ROOT, slopd_commands
 from tests.conftest import HubDir, toml_argv, toml_string
 from tests.slopd_commands import Result
 
 COMMANDS = [sys.executable, "-m", "slopd"]
-SAMPLE_SIGNERS = Path(__file__).resolve().parent.parent / "sample-config" / "allowed_signers"
+SAMPLE_SIGNERS = ROOT / "sample-config" / "allowed_signers"
 
 
 @pytest.fixture(name="hub")

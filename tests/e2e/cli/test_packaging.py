@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 from slopd.shell.version import version
+from tests import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 DATA = [
     "systemd/slopd@.service",
     "systemd/slopd.user.service",

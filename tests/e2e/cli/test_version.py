@@ -10,17 +10,15 @@ import subprocess
 import sys
 import tomllib
 from importlib import metadata
-from pathlib import Path
 
 import pytest
 from starlette.testclient import TestClient
 
+from tests import ROOT
 from tests.conftest import HubDir
-from tests.mcp.rig import session
 from tests.transport.http_rig import with_tokens
+from tests.transport.mcp.rig import session
 from tests.transport.test_openapi import serving
-
-ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture(name="anyio_backend")

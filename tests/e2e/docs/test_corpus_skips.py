@@ -8,13 +8,14 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests import ROOT
+
 READERS = [  # every test module that reads the corpus (they use tests/corpus.py)
     "tests/handoff/test_corpus.py",
     "tests/baton/test_score.py",
-    "tests/test_baton_boot.py",
-    "tests/test_handoff_git.py",
-    "tests/test_score_compare.py",
+    "tests/e2e/baton/test_baton_boot.py",
+    "tests/e2e/handoff/test_handoff_git.py",
+    "tests/e2e/docs/test_score_compare.py",
 ]
 
 
@@ -58,6 +59,6 @@ def test_every_module_that_reads_the_corpus_is_in_the_list() -> None:
     readers = sorted(
         str(path.relative_to(ROOT))
         for path in (ROOT / "tests").rglob("test_*.py")
-        if "from tests import corpus\n" in path.read_text(encoding="utf-8")
+        if re.search(r"^from tests import (.+, )?corpus\b", path.read_text(encoding="utf-8"), re.MULTILINE)
     )
     assert readers == sorted(READERS)

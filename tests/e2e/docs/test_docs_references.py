@@ -17,8 +17,7 @@ from docgen.__main__ import main
 from slopd.cli import parser as parser_module
 from slopd.cli.examples import EXAMPLES
 from slopd.shell.config import parse
-
-ROOT = blocks.ROOT
+from tests import ROOT
 
 
 def page(name: str) -> str:
@@ -161,9 +160,9 @@ def test_events_the_handler_plans_as_data_are_listed(tmp_path: Path) -> None:
 
 def test_the_design_pages_module_map_lists_every_module_of_slopd() -> None:
     """`docgen.modules` rule 1: each module's file name appears under its package's heading."""
-    text = (Path(__file__).resolve().parents[1] / "docs" / "design.md").read_text(encoding="utf-8")
+    text = (ROOT / "docs" / "design.md").read_text(encoding="utf-8")
     block = text.split("<!-- generated: module map -->", 1)[1].split("<!-- end generated -->", 1)[0]
-    package = Path(__file__).resolve().parents[1] / "slopd"
+    package = ROOT / "slopd"
     for path in package.rglob("*.py"):
         if path.name == "__init__.py":
             heading = path.parent.relative_to(package.parent).as_posix() + "/"

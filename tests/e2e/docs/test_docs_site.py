@@ -13,7 +13,7 @@ from typing import Any
 
 import yaml
 
-from tests.docs_blocks import ROOT
+from tests import ROOT
 
 
 def config() -> dict[str, Any]:

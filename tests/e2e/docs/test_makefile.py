@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests import ROOT
 
 
 def test_the_install_step_prints_a_line_per_step_and_lets_pip_speak(tmp_path: Path) -> None:

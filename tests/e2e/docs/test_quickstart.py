@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.docs_blocks import ROOT, shell_block
+from tests import ROOT
+from tests.docs_blocks import shell_block
 
 
 @pytest.mark.slow

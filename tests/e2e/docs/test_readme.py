@@ -8,7 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.docs_blocks import ROOT, blocks, text
+from tests import ROOT
+from tests.docs_blocks import blocks, text
 
 README = "README.md"
 
@@ -39,7 +40,7 @@ def test_the_two_commands_are_the_same_in_the_makefile_header_the_readme_and_ci(
 
 def test_every_command_block_of_the_readme_is_run_by_a_test() -> None:
     """Three blocks: the two commands (`make demo` below, `make test` by CI itself), the
-    Quickstart (tests/test_quickstart.py, slow) and Waking agents (tests/wake/test_docs.py). A new
+    Quickstart (tests/e2e/docs/test_quickstart.py, slow) and Waking agents (tests/wake/test_docs.py). A new
     block needs a test here."""
     assert len(blocks(README, "sh")) == 3
     assert len(blocks(README, "sh", "The two commands")) == 1

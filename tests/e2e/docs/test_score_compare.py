@@ -12,9 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from tests import corpus
+from tests import ROOT, corpus
 
-ROOT = Path(__file__).resolve().parent.parent
 CORPUS = corpus.CORPUS
 SCRIPT = ROOT / "bench" / "score_compare.py"
 

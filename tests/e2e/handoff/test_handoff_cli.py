@@ -20,9 +20,10 @@ from typing import Any
 
 import pytest
 
+from tests import ROOT
 from tests.conftest import SLOPD, git_env
 
-FIXTURES = Path(__file__).parent / "fixtures" / "handoff"
+FIXTURES = ROOT / "tests" / "fixtures" / "handoff"
 VALID_QUIET = ("valid.md", "valid-v2-sameday.md", "valid-active.md")
 FINDING = re.compile(r"(?P<file>.+?):(?P<line>\d+): (?P<rule>MEP\d+) (?P<message>.+) — (?P<fix>.+)")
 V2_TAGS = ("--tag-in", "08:00 UTC", "--tag-out", "09:15 UTC")

@@ -18,10 +18,10 @@ import pytest
 
 from slopd.handoff.grammar import Entry, parse
 from slopd.handoff.merge import key
-from tests import corpus
+from tests import ROOT, corpus
 from tests.conftest import SLOPD, git_env
 
-FIXTURES = Path(__file__).parent / "fixtures" / "handoff"
+FIXTURES = ROOT / "tests" / "fixtures" / "handoff"
 MERGE_CASE = corpus.CORPUS / "mep" / "merge-case__crminarian-gbrain__handoff"  # read, never copied (licences)
 
 

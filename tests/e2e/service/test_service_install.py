@@ -22,6 +22,7 @@ from slopd.ops import service
 from slopd.shell.defaults import default_names, default_state_dir
 from slopd.shell.lanes import init
 from slopd.shell.version import version
+from tests import ROOT
 from tests.slopd_commands import run
 
 SLOPD_BIN = Path(sys.executable).parent / "slopd"
@@ -237,5 +238,5 @@ def test_data_and_version() -> None:
     assert (service.data_path("systemd") / "slopd@.service").is_file()
     assert (service.data_path("launchd") / "dev.slopd.plist").is_file()
     assert (service.data_path("sample-hub") / "inbox").is_dir()
-    pyproject = Path(__file__).resolve().parent.parent / "pyproject.toml"
+    pyproject = ROOT / "pyproject.toml"
     assert version() == tomllib.loads(pyproject.read_text())["project"]["version"]

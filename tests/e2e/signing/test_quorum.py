@@ -3,7 +3,7 @@
 alice, bob and carol are trusted operators with keys made by `ssh-keygen -t ed25519`; dave's key
 is in no allowed_signers line. An order lists every signature it needs in `auth:
 signed:NAME.md.sig,NAME.md.bob.sig`; each co-signer signs the very same `NAME.md` bytes (with
-`ssh-keygen -Y sign`, renamed, or `slopd sign --out`). The `deploy` action (tests.test_orders'
+`ssh-keygen -Y sign`, renamed, or `slopd sign --out`). The `deploy` action (tests.e2e.signing.test_orders'
 journaling script) demands `quorum = 2` unless a test says otherwise, so every test can prove
 what ran and how many times.
 """
@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import SLOPD, HubDir, RunningDaemon, body_of, wait_for
-from tests.test_orders import (
+from tests.e2e.signing.test_orders import (
     ALICE,
     EVENT_DEADLINE,
     INTERRUPTED,
@@ -65,7 +65,7 @@ def humans(tmp_path_factory: pytest.TempPathFactory) -> Humans:
 
 @dataclass
 class QuorumLab(Lab):
-    """tests.test_orders' Lab whose `deploy` action demands `quorum` distinct signers."""
+    """tests.e2e.signing.test_orders' Lab whose `deploy` action demands `quorum` distinct signers."""
 
     def configure(
         self,

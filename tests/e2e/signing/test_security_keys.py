@@ -22,9 +22,10 @@ from slopd.core import allowed_signers, passkeys, sshkeys, sshsig
 from slopd.core.sshkeys import SK_ECDSA, SK_ED25519, PublicKey
 from slopd.core.sshsig import Rejected, Verified
 from slopd.core.wire import Reader, mpint, string
+from tests import ROOT
 from tests.authenticator import USER_PRESENT, USER_VERIFIED, Authenticator
 from tests.conftest import SLOPD, HubDir, toml_argv, toml_string
-from tests.test_orders import (
+from tests.e2e.signing.test_orders import (
     ACTION,
     ALICE,
     BODY,
@@ -38,7 +39,7 @@ from tests.test_orders import (
     ssh_keygen_key,
 )
 
-FIXTURES = Path(__file__).resolve().parent / "fixtures" / "openssh-sshsig"
+FIXTURES = ROOT / "tests" / "fixtures" / "openssh-sshsig"
 MESSAGE = b"---\nprotocol: slop.v1\nid: o1\n---\nDeploy build 42.\n"
 NAMESPACE = "slop"
 TOKENS = {SK_ED25519: Authenticator.ed25519(), SK_ECDSA: Authenticator.ecdsa()}

@@ -7,7 +7,7 @@ co-signer has not signed yet.
 from __future__ import annotations
 
 from tests.conftest import HubDir, envelope_text
-from tests.test_orders import status_json
+from tests.e2e.signing.test_orders import status_json
 
 
 def quorum_order(ident: str, sidecars: str) -> str:

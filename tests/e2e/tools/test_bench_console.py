@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests import ROOT
+
 LINES = (
     r"^# archived: \{'handoff': \d+, .*ledger: 300 inputs \(300 done\), \d+ replies; made in ",
     r"^# pending: 42 drafts, 18 orders held for a quorum; made in ",

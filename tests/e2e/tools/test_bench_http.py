@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests import ROOT
+
 HEADERS = (
     r"^== 1\. POST -> 202 receipt, paced: \d+ per contender at 20/s \(ms\)$",
     r"^contender +n +p50 +p90 +p99 +max +errors$",

@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests import ROOT
+
 # One ratio line per workload, each with a measured number (a quick pass is too short for the
 # idle-CPU ratio, whose floor can read 0, so f is checked on RSS).
 RATIO_LINES = {

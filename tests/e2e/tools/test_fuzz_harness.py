@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests import ROOT
+
 FUZZ = ROOT / "fuzz"
 HARNESSES = ["envelope", "sshsig", "allowed_signers", "handoff_lint"]
 RUNS = 3000

@@ -25,7 +25,7 @@ from slopd.shell.lanes import Hub
 from slopd.transport.console import approvals, views
 from slopd.transport.console.shelf import Shelf
 from tests.conftest import HubDir, envelope_text
-from tests.test_orders import status_json
+from tests.e2e.signing.test_orders import status_json
 
 _RECORDING: dict[int, list[str]] = {}  # thread -> names opened while `opened()` runs in it
 

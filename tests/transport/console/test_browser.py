@@ -21,9 +21,10 @@ from typing import Any
 
 import pytest
 
+from tests import ROOT
 from tests.conftest import SLOPD, wait_for
-from tests.console.rig import Console, console
-from tests.test_orders import new_hub
+from tests.e2e.signing.test_orders import new_hub
+from tests.transport.console.rig import Console, console
 from tests.transport.http_rig import ledger
 
 pytestmark = pytest.mark.slow
@@ -33,7 +34,7 @@ SSH_KEYGEN = "/usr/bin/ssh-keygen"
 ALICE, BOB = "alice@example.com", "bob@example.com"
 OPS_KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIF6dZTYEu9lKfaU42AFPg6aoc8fwzTz1QvxY9aTQ6rye"
 OPS = f'ops@example.com namespaces="slop" {OPS_KEY}'
-SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
+SCREENSHOTS = ROOT / "docs" / "screenshots"
 sync_api = pytest.importorskip("playwright.sync_api", reason="pip install playwright (the dev extra)")
 if not CHROMIUM.exists():
     pytest.skip("needs Debian's chromium: apt-get install chromium", allow_module_level=True)

@@ -16,8 +16,8 @@ import pytest
 from slopd.core import passkeys, sshsig
 from tests.authenticator import Authenticator
 from tests.conftest import HubDir, envelope_text, wait_for
-from tests.console.rig import WATCHER, Browser, Console, console
-from tests.test_orders import new_hub
+from tests.e2e.signing.test_orders import new_hub
+from tests.transport.console.rig import WATCHER, Browser, Console, console
 from tests.transport.http_rig import ledger, with_tokens
 
 ALICE = "alice@example.com"

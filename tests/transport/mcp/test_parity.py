@@ -8,7 +8,7 @@ import re
 import pytest
 
 from tests.conftest import HubDir
-from tests.mcp.rig import inbox, session
+from tests.transport.mcp.rig import inbox, session
 
 pytestmark = pytest.mark.anyio
 

@@ -20,8 +20,8 @@ from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
 from tests.conftest import HubDir, front_matter
-from tests.mcp.rig import TOOLS, authorized, inbox, text_of
 from tests.transport.http_rig import bearer, served, until, with_tokens
+from tests.transport.mcp.rig import TOOLS, authorized, inbox, text_of
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]  # real processes and sockets: the slow set
 

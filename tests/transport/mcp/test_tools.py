@@ -29,9 +29,9 @@ from slopd.shell.lanes import Hub
 from slopd.shell.version import version
 from slopd.transport.mcp.seat import Seat
 from tests.conftest import HubDir, envelope_text, front_matter, toml_argv
-from tests.mcp.rig import TOOLS, Session, authorized, inbox, lane, session
-from tests.test_baton_pack import Vessel, letter, state
-from tests.test_standups import entry
+from tests.e2e.baton.test_baton_pack import Vessel, letter, state
+from tests.e2e.test_standups import entry
+from tests.transport.mcp.rig import TOOLS, Session, authorized, inbox, lane, session
 
 pytestmark = pytest.mark.anyio
 
