@@ -15,7 +15,8 @@ import pytest
 
 from slopd.app import load_config
 from tests.conftest import HubDir, body_of, envelope_text, front_matter
-from tests.transport.http_rig import Live, in_process, until, with_tokens
+from tests.polling import until_async
+from tests.transport.http_rig import Live, in_process, with_tokens
 from tests.transport.mcp.rig import Session, inbox, session
 
 pytestmark = pytest.mark.anyio
@@ -53,7 +54,7 @@ class Surfaces:
                 and kind in (None, front_matter(text)["type"])
             ]
 
-        (text,) = await until(found)
+        (text,) = await until_async(found)
         return front_matter(text), body_of(text)
 
 
@@ -121,7 +122,7 @@ async def test_the_same_id_and_bytes_again_is_a_replay(surfaces: Surfaces) -> No
     await surfaces.drop("r2.md", first)
     await surfaces.reply("r2-folder")
     await surfaces.drop("r2 (conflicted copy).md", first)
-    await until(lambda: surfaces.hub.events("envelope.duplicate", id="r2-folder"))
+    await until_async(lambda: surfaces.hub.events("envelope.duplicate", id="r2-folder"))
     assert len(surfaces.hub.replies_to("r2-folder")) == 1
 
     data = envelope("r2-http")

@@ -25,7 +25,6 @@ import stat
 import struct
 import subprocess
 import sys
-import time
 import unicodedata
 from collections import Counter
 from collections.abc import Callable
@@ -40,6 +39,7 @@ from cryptography.hazmat.primitives.serialization import load_ssh_private_key
 
 from slopd.core.admission import ACTION_OUTSIDE
 from tests.conftest import HubDir, RunningDaemon, body_of, front_matter, toml_argv, toml_string
+from tests.polling import DeadlineError, until
 
 SSH_KEYGEN = "/usr/bin/ssh-keygen"
 ALICE = "alice@example.com"
@@ -47,6 +47,7 @@ WATCHER = "watcher:testhost"
 OLD = 1_600_000_000  # mtimes and atimes set on the secrets, to see any read or write
 SIG_GRACE = 5
 DEADLINE = 60.0
+POLL = 0.2  # a look every 0.2 s: the hub holds hundreds of files
 
 AGENT = r"""
 import hashlib, json, os, sys
@@ -368,16 +369,6 @@ class Scenario:
 
 
 # -- the daemon -----------------------------------------------------------------------------------------
-
-
-def eventually(condition: Callable[[], Any], timeout: float = DEADLINE) -> bool:
-    """Poll `condition` until it holds or `timeout` passes; False then (the checks say what is missing)."""
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.2)
-    return True
 
 
 def journal(path: Path) -> list[str]:
@@ -1023,7 +1014,8 @@ def test_every_hostile_input_at_once_through_one_running_daemon(hub: HubDir, tmp
             and len(journal(lab.action_journal)) >= len(EXECUTED_BY_ACTION)
             and check_lanes(hub, scenario.inputs) == []
         )
-        eventually(done)  # if not, the checks below say what is missing
+        with contextlib.suppress(DeadlineError):  # if not, the checks below say what is missing
+            until(done, DEADLINE, POLL)
         assert daemon.alive(), "the daemon died during the hostile wave"
 
         # Second wave: a temp name renamed to a real one runs once (§9 case 39); the archived valid
@@ -1037,13 +1029,20 @@ def test_every_hostile_input_at_once_through_one_running_daemon(hub: HubDir, tmp
             ("inbox", "replayed.md", replay["valid.md"]),
         ):
             place(hub.root / lane, name, write_bytes(data))
-        eventually((hub.root / "outbox" / "i-temp.result.md").exists)
-        eventually(lambda: not {b"valid.md", b"valid.md.sig"} & lane_names(hub, "authorized"))
-        eventually(lambda: b"replayed.md" not in lane_names(hub, "inbox"))
+        second_wave: list[Callable[[], bool]] = [
+            (hub.root / "outbox" / "i-temp.result.md").exists,
+            lambda: not {b"valid.md", b"valid.md.sig"} & lane_names(hub, "authorized"),
+            lambda: b"replayed.md" not in lane_names(hub, "inbox"),
+        ]
+        for second_wave_done in second_wave:  # each in turn; the checks below say what is missing
+            with contextlib.suppress(DeadlineError):
+                until(second_wave_done, DEADLINE, POLL)
 
         # Still up and still answering.
         place(hub.root / "inbox", "final.md", write_bytes(envelope("i-final")))
-        answered = eventually((hub.root / "outbox" / "i-final.ack.md").exists)
+        with contextlib.suppress(DeadlineError):
+            until((hub.root / "outbox" / "i-final.ack.md").exists, DEADLINE, POLL)
+        answered = (hub.root / "outbox" / "i-final.ack.md").exists()
         scenario.inputs.append(Input("inbox", "final.md", "ack", "i-final"))
         assert daemon.alive(), "the daemon died"
         assert answered, "the daemon no longer answers a handshake"

@@ -19,7 +19,8 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import HubDir, RunningDaemon, body_of, envelope_text, front_matter, toml_argv, wait_for
+from tests.conftest import HubDir, RunningDaemon, body_of, envelope_text, front_matter, toml_argv
+from tests.polling import until
 
 AGENT = r"""
 import os, subprocess, sys, time
@@ -366,8 +367,8 @@ def test_sigterm_past_the_grace_interrupts_the_execution_and_kills_its_group(
 
     assert reply_types(hub, ident) == ["ack", "error"]
     assert INTERRUPTED in body_of(hub.reply(ident, "error"))
-    wait_for(lambda: not alive(command_pid), timeout=10)
-    wait_for(lambda: not alive(grandchild_pid), timeout=10)
+    until(lambda: not alive(command_pid), timeout=10)
+    until(lambda: not alive(grandchild_pid), timeout=10)
     assert hub.archived() == [f"{ident}.md"]
     assert ledger_rows(hub)[ident]["status"] == "done"
     before = snapshot(hub)

@@ -18,7 +18,8 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import HubDir, body_of, envelope_text, front_matter, toml_argv, wait_for
+from tests.conftest import HubDir, body_of, envelope_text, front_matter, toml_argv
+from tests.polling import until
 
 # One script, many behaviours: `agent.py MODE ARGS…`. It never looks at the envelope except
 # through stdin and the SLOP_* environment, like a real agent command.
@@ -323,8 +324,8 @@ def test_timeout_is_an_error_and_kills_the_whole_process_group(
     assert "timed out" in error
     assert [h["type"] for h in terminal(hub, ident)] == ["error"]
     command_pid, grandchild_pid = (int(word) for word in pidfile.read_text().split())
-    wait_for(lambda: not alive(command_pid), timeout=10)
-    wait_for(lambda: not alive(grandchild_pid), timeout=10)
+    until(lambda: not alive(command_pid), timeout=10)
+    until(lambda: not alive(grandchild_pid), timeout=10)
 
 
 def test_stdout_over_the_cap_is_truncated_with_a_note_and_the_daemon_survives(
@@ -445,11 +446,11 @@ def test_max_parallel_one_never_overlaps_and_a_handshake_dropped_meanwhile_is_ac
     for ident in IDS[:4]:
         instigate(hub, ident)
     with hub.running():
-        wait_for(lambda: journal.exists() and "start" in journal.read_text())
+        until(lambda: journal.exists() and "start" in journal.read_text())
         hub.drop("hello.md", envelope_text(id="20260704t081000z-hello", type="handshake"))
         ack = hub.root / "outbox" / "20260704t081000z-hello.ack.md"
-        wait_for(ack.exists)
-        wait_for(lambda: all((hub.root / "outbox" / f"{i}.result.md").exists() for i in IDS[:4]), timeout=15)
+        until(ack.exists)
+        until(lambda: all((hub.root / "outbox" / f"{i}.result.md").exists() for i in IDS[:4]), timeout=15)
 
     highest, spans = max_overlap(journal)
     assert sorted(spans) == sorted(IDS[:4])
@@ -563,7 +564,7 @@ def test_the_notifier_gets_short_texts_never_the_whole_payload(
 
     # a running daemon: the notifier runs beside the loop, so give it a loop that stays up
     with hub.running():
-        received = wait_for(delivered, timeout=15)
+        received = until(delivered, timeout=15)
 
     long_body = body_of(hub.reply(long_id, "result"))
     assert len(long_body) >= 5000

@@ -14,7 +14,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from slopd.shell import log
-from tests.conftest import HubDir, envelope_text, wait_for
+from tests.conftest import HubDir, envelope_text
+from tests.polling import until
 
 LIFE = ["envelope.received", "reply.written", "envelope.archived"]
 
@@ -155,8 +156,8 @@ def test_log_is_reopened_after_rotation(tmp_path: Path, hub: HubDir) -> None:
     with hub.running():
         log.rename(rotated)
         hub.drop("after.md", envelope_text(id="after-rotation", type="handshake"))
-        wait_for(lambda: log.exists() and b'"after-rotation"' in log.read_bytes())
-        wait_for((hub.root / "outbox" / "after-rotation.ack.md").exists)
+        until(lambda: log.exists() and b'"after-rotation"' in log.read_bytes())
+        until((hub.root / "outbox" / "after-rotation.ack.md").exists)
     fresh = _log(hub)
     assert any(r.get("id") == "after-rotation" and r["event"] == "envelope.received" for r in fresh)
     old = _log(hub, "slopd.log.1")

@@ -12,7 +12,8 @@ import subprocess
 
 import pytest
 
-from tests.conftest import SLOPD, HubDir, envelope_text, toml_argv, wait_for
+from tests.conftest import SLOPD, HubDir, envelope_text, toml_argv
+from tests.polling import until
 
 EMPTY_LANES = ("authorized", "outbox", "archive", "assets", "notes")
 
@@ -85,7 +86,7 @@ def test_relative_paths_reach_commands_absolute_so_deliverables_are_kept(hub: Hu
             [*SLOPD, *args], cwd=base, env=hub.env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
         )
         try:
-            wait_for((hub.root / "outbox" / "relative-1.result.md").is_file)
+            until((hub.root / "outbox" / "relative-1.result.md").is_file)
         finally:
             daemon.terminate()
             assert daemon.wait(timeout=30) == 0

@@ -28,7 +28,8 @@ import pytest
 
 from slopd import app
 from slopd.daemon.loop import Daemon
-from tests.conftest import HubDir, RunningDaemon, body_of, envelope_text, front_matter, toml_argv, wait_for
+from tests.conftest import HubDir, RunningDaemon, body_of, envelope_text, front_matter, toml_argv
+from tests.polling import until
 
 EVENT_DEADLINE = 10.0  # well under the 30 s default rescan: an answer by then came from an event
 FAST = "rescan_interval = 0.2\nsettle = 0.1\n"
@@ -104,7 +105,7 @@ def in_process(hub: HubDir, config_text: str) -> Iterator[Daemon]:
         thread = threading.Thread(target=daemon.run, kwargs={"stop": stopping, "grace": 5.0}, daemon=True)
         thread.start()
         try:
-            wait_for(lambda: hub.events("watcher.started"))
+            until(lambda: hub.events("watcher.started"))
             yield daemon
         finally:
             stopping.set()
@@ -130,9 +131,9 @@ def test_a_renamed_handshake_is_answered_by_the_event_path(hub: HubDir, mode: st
     with hub.running(*extra):
         # An answer proves the start-up scan is over: the next file can only come by an event.
         handshake(hub, "20260704t080000z-first")
-        wait_for(lambda: acked(hub, "20260704t080000z-first"), timeout=EVENT_DEADLINE)
+        until(lambda: acked(hub, "20260704t080000z-first"), timeout=EVENT_DEADLINE)
         handshake(hub, "20260704t080001z-second")
-        wait_for(lambda: acked(hub, "20260704t080001z-second"), timeout=EVENT_DEADLINE)
+        until(lambda: acked(hub, "20260704t080001z-second"), timeout=EVENT_DEADLINE)
     assert hub.lane("inbox") == []
     assert hub.archived() == ["20260704t080000z-first.md", "20260704t080001z-second.md"]
     assert hub.events("watcher.started")[0]["polling"] is (mode == "polling")
@@ -144,7 +145,7 @@ def test_a_renamed_in_file_does_not_pay_the_settle_wait(hub: HubDir) -> None:
     ident = "20260704t080100z-renamed"
     with hub.running():
         rename_in(hub, ident)  # how an agent drops: write, then rename
-        wait_for(lambda: acked(hub, ident), timeout=EVENT_DEADLINE)
+        until(lambda: acked(hub, ident), timeout=EVENT_DEADLINE)
     assert hub.lane("inbox") == []
 
 
@@ -158,7 +159,7 @@ def held_until_settle(hub: HubDir, ident: str, drop: Callable[[], object]) -> No
         drop()
         rename_in(hub, later)
         # Archived is linked, then unlinked from the lane: wait for both halves of the move.
-        wait_for(
+        until(
             lambda: answered_and_archived(hub, later) and f"{later}.md" not in hub.lane("inbox"),
             timeout=EVENT_DEADLINE,
         )
@@ -166,7 +167,7 @@ def held_until_settle(hub: HubDir, ident: str, drop: Callable[[], object]) -> No
         assert hub.lane("inbox") == [f"{ident}.md"]
     hub.write_config("settle = 1\nrescan_interval = 300\n")
     with hub.running():
-        wait_for(lambda: acked(hub, ident), timeout=EVENT_DEADLINE)
+        until(lambda: acked(hub, ident), timeout=EVENT_DEADLINE)
 
 
 def test_a_file_delivered_long_after_its_last_write_waits_until_its_mtime_is_settle_old(hub: HubDir) -> None:
@@ -195,7 +196,7 @@ def test_a_file_written_in_place_waits_for_settle(hub: HubDir) -> None:
             writer.write(envelope_text("Hello.\n", id=ident, type="handshake"))
         rename_in(hub, later)  # answered at once: by then the daemon has seen the file written in place
         # Archived is linked, then unlinked from the lane: wait for both halves of the move.
-        wait_for(
+        until(
             lambda: answered_and_archived(hub, later) and len(hub.lane("inbox")) == 1, timeout=EVENT_DEADLINE
         )
         assert hub.lane("inbox") == [f"{ident}.md"]
@@ -204,7 +205,7 @@ def test_a_file_written_in_place_waits_for_settle(hub: HubDir) -> None:
 
     hub.write_config("settle = 1\nrescan_interval = 300\n")
     with hub.running():
-        wait_for(lambda: acked(hub, ident), timeout=EVENT_DEADLINE)
+        until(lambda: acked(hub, ident), timeout=EVENT_DEADLINE)
     assert hub.lane("inbox") == []
     assert hub.archived() == sorted([f"{ident}.md", f"{later}.md"])
 
@@ -240,8 +241,8 @@ def test_a_slow_writer_is_never_parsed_half_written(hub: HubDir, tmp_path: Path)
             check=False,
         )
         assert writer.returncode == 0, writer.stderr
-        wait_for(hub.outbox, timeout=EVENT_DEADLINE)
-        wait_for(hub.archived, timeout=EVENT_DEADLINE)
+        until(hub.outbox, timeout=EVENT_DEADLINE)
+        until(hub.archived, timeout=EVENT_DEADLINE)
     replies = hub.outbox()
     assert list(replies) == [f"{ident}.ack.md"], replies
     assert front_matter(replies[f"{ident}.ack.md"])["in_reply_to"] == ident
@@ -260,17 +261,17 @@ def test_a_dead_observer_loses_nothing_and_an_overflow_is_noticed(hub: HubDir) -
         ids = [f"20260704t081000z-lost-{number}" for number in range(10)]
         for ident in ids:
             handshake(hub, ident)
-        wait_for(lambda: all(acked(hub, ident) for ident in ids), timeout=EVENT_DEADLINE)
-        wait_for(lambda: hub.events("watcher.died"))
+        until(lambda: all(acked(hub, ident) for ident in ids), timeout=EVENT_DEADLINE)
+        until(lambda: hub.events("watcher.died"))
         assert daemon.arrivals.watcher is not None
-        wait_for(daemon.arrivals.healthy)  # restarted
+        until(daemon.arrivals.healthy)  # restarted
 
         logging.getLogger("watchdog.observers.inotify_c").warning(
             "Inotify queue overflowed; filesystem events were lost"
         )
-        wait_for(lambda: hub.events("watcher.overflowed"))
+        until(lambda: hub.events("watcher.overflowed"))
         handshake(hub, "20260704t081100z-after")
-        wait_for(lambda: acked(hub, "20260704t081100z-after"), timeout=EVENT_DEADLINE)
+        until(lambda: acked(hub, "20260704t081100z-after"), timeout=EVENT_DEADLINE)
     assert hub.lane("inbox") == []
     assert len(hub.archived()) == 11
     assert all(len(hub.replies_to(ident)) == 1 for ident in ids)
@@ -294,7 +295,7 @@ def _drop_burst(hub: HubDir, ids: list[str]) -> None:
 
 
 def _assert_each_acked_once(hub: HubDir, ids: list[str]) -> None:
-    wait_for(lambda: all(acked(hub, ident) for ident in ids), timeout=50)
+    until(lambda: all(acked(hub, ident) for ident in ids), timeout=50)
     assert sorted(hub.outbox()) == sorted(f"{ident}.ack.md" for ident in ids)
     assert hub.lane("inbox") == []
     assert len(hub.archived()) == len(ids)
@@ -344,11 +345,11 @@ def test_an_order_waits_for_its_signature_then_is_answered(hub: HubDir) -> None:
     hub.write_config(FAST)
     with hub.running():
         hub.drop("o1.md", order_text(), lane="authorized")
-        wait_for(lambda: hub.events("envelope.held"))
+        until(lambda: hub.events("envelope.held"))
         # Two full scans later (each logs a new unrecognized name once) it is still only held once.
         for marker in ("marker-1.txt", "marker-2.txt"):
             (hub.root / "inbox" / marker).write_text("not an envelope\n")
-            wait_for(functools.partial(hub.events, "file.unrecognized", file=marker))
+            until(functools.partial(hub.events, "file.unrecognized", file=marker))
         assert len(hub.events("envelope.held")) == 1
         assert hub.lane("authorized") == ["o1.md"]
         assert hub.replies_to(ORDER_ID) == []
@@ -358,8 +359,8 @@ def test_an_order_waits_for_its_signature_then_is_answered(hub: HubDir) -> None:
         assert "o1.md  (held: waiting for o1.md.sig)" in status_text(hub)
 
         hub.drop("o1.md.sig", "-----BEGIN SSH SIGNATURE-----\nnot real\n", lane="authorized")
-        wait_for((hub.root / "outbox" / f"{ORDER_ID}.error.md").is_file, timeout=EVENT_DEADLINE)
-        wait_for(lambda: len(hub.archived()) == 2)
+        until((hub.root / "outbox" / f"{ORDER_ID}.error.md").is_file, timeout=EVENT_DEADLINE)
+        until(lambda: len(hub.archived()) == 2)
     error = hub.reply(ORDER_ID, "error")
     assert front_matter(error)["in_reply_to"] == ORDER_ID
     assert "no allowed_signers file is configured" in body_of(error)
@@ -387,7 +388,7 @@ def test_sigint_stops_like_sigterm(hub: HubDir) -> None:
     """SIGINT: the daemon stops cleanly, exit 0, and logs `daemon.stopped`."""
     with hub.running() as daemon:
         handshake(hub, "20260704t084000z-hello")
-        wait_for(lambda: acked(hub, "20260704t084000z-hello"), timeout=EVENT_DEADLINE)
+        until(lambda: acked(hub, "20260704t084000z-hello"), timeout=EVENT_DEADLINE)
         assert daemon.stop(signal.SIGINT) == 0
     assert hub.events("daemon.stopped")
 
@@ -409,14 +410,14 @@ def test_sighup_with_a_valid_config_takes_effect(hub: HubDir) -> None:
     before, after = "20260704t085000z-before", "20260704t085100z-after"
     with hub.running() as daemon:
         handshake(hub, before, to="watcher:newname")
-        wait_for(lambda: hub.events("envelope.left", file=f"{before}.md"))
+        until(lambda: hub.events("envelope.left", file=f"{before}.md"))
         assert hub.lane("inbox") == [f"{before}.md"]
         assert hub.outbox() == {}
 
         hub.write_config(NEW_NAMES + FAST)
         _reload(daemon, hub, "config.reloaded")
         handshake(hub, after, to="watcher:newname")
-        wait_for(lambda: acked(hub, after), timeout=EVENT_DEADLINE)
+        until(lambda: acked(hub, after), timeout=EVENT_DEADLINE)
     assert front_matter(hub.reply(after, "ack"))["to"] == "claude-code"
     assert hub.events("config.reload_failed") == []
 
@@ -427,10 +428,10 @@ def test_sighup_releases_envelopes_left_for_a_name_it_adds(hub: HubDir) -> None:
     ident = "20260704t085200z-waiting"
     with hub.running() as daemon:
         handshake(hub, ident, to="watcher:newname")
-        wait_for(lambda: hub.events("envelope.left", file=f"{ident}.md"))
+        until(lambda: hub.events("envelope.left", file=f"{ident}.md"))
         hub.write_config(NEW_NAMES + FAST)
         _reload(daemon, hub, "config.reloaded")
-        wait_for(lambda: acked(hub, ident), timeout=EVENT_DEADLINE)
+        until(lambda: acked(hub, ident), timeout=EVENT_DEADLINE)
     assert hub.lane("inbox") == []
 
 
@@ -444,7 +445,7 @@ def test_sighup_with_an_invalid_config_keeps_the_old_one(hub: HubDir) -> None:
         assert "bogus" in failed["reason"]
         assert failed["level"] == "error"
         handshake(hub, ident, to="watcher:main")
-        wait_for(lambda: acked(hub, ident), timeout=EVENT_DEADLINE)
+        until(lambda: acked(hub, ident), timeout=EVENT_DEADLINE)
         assert daemon.alive()
     ack = front_matter(hub.reply(ident, "ack"))
     assert ack["from"] == "watcher:main"  # the old names: the defaults would say watcher:HOST
@@ -473,7 +474,7 @@ def test_status_lists_a_running_execution(hub: HubDir, tmp_path: Path) -> None:
     ident = "20260704t086000z-job"
     with hub.running() as daemon:
         hub.drop(f"{ident}.md", envelope_text("Do it.\n", id=ident, type="instigate"))
-        wait_for(lambda: hub.events("execution.started", id=ident), timeout=EVENT_DEADLINE)
+        until(lambda: hub.events("execution.started", id=ident), timeout=EVENT_DEADLINE)
         report = status_json(hub)
         assert report["daemon"]["running"] is True
         assert report["daemon"]["pid"] == daemon.pid
@@ -485,7 +486,7 @@ def test_status_lists_a_running_execution(hub: HubDir, tmp_path: Path) -> None:
         assert f"executing: {ident} since {executing['since']}" in status_text(hub)
 
         release.write_text("go\n")
-        wait_for((hub.root / "outbox" / f"{ident}.result.md").is_file, timeout=EVENT_DEADLINE)
+        until((hub.root / "outbox" / f"{ident}.result.md").is_file, timeout=EVENT_DEADLINE)
         assert status_json(hub)["executing"] == []
     assert status_json(hub)["daemon"]["running"] is False
 
@@ -501,7 +502,7 @@ def test_status_shows_the_last_error(hub: HubDir) -> None:
     with hub.running():
         assert "last error: none" in status_text(hub)
         handshake(hub, ident)
-        wait_for(lambda: status_json(hub)["last_error"] is not None, timeout=EVENT_DEADLINE)
+        until(lambda: status_json(hub)["last_error"] is not None, timeout=EVENT_DEADLINE)
         last = status_json(hub)["last_error"]
         assert last["event"] == "envelope.failed"
         assert last["file"] == f"{ident}.md"
@@ -512,7 +513,7 @@ def test_status_shows_the_last_error(hub: HubDir) -> None:
 
         outbox.unlink()
         outbox.mkdir()
-        wait_for(lambda: acked(hub, ident), timeout=EVENT_DEADLINE)  # the next full scan retries it
+        until(lambda: acked(hub, ident), timeout=EVENT_DEADLINE)  # the next full scan retries it
     assert hub.lane("inbox") == []
     assert status_json(hub)["last_error"]["event"] == "envelope.failed"  # still the last one
     assert "['" not in lines[0], lines[0]  # the reason as text, not a Python list's repr
@@ -574,11 +575,11 @@ def test_a_burst_of_errors_is_coalesced_into_five_notifications_and_a_summary(
     with hub.running():
         for ident in ids:
             hub.drop(f"{ident}.md", envelope_text(id=ident, type="bogus"))
-        wait_for(
+        until(
             lambda: len([name for name in hub.outbox() if ".invalid-" in name]) == 12,
             timeout=EVENT_DEADLINE,
         )
-        wait_for(lambda: len(notifications()) == 5)
+        until(lambda: len(notifications()) == 5)
     notify = hub.events("notify")
     assert len(notify) == 12
     assert {record["id"] for record in notify} == set(ids)

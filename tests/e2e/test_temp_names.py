@@ -18,7 +18,8 @@ from watchdog.observers.inotify import InotifyObserver
 
 from slopd.core.layout import is_temp, temp_name
 from slopd.core.names import Kind, classify
-from tests.conftest import HubDir, envelope_text, wait_for
+from tests.conftest import HubDir, envelope_text
+from tests.polling import until
 
 GLOBS = ("*.md", "*.json", "*.sig", "*.md.sig")
 BURST = 200
@@ -84,7 +85,7 @@ def test_a_reader_globbing_the_lanes_during_a_burst_reads_only_finished_files(hu
     try:
         with hub.running() as daemon:
             daemon.until(lambda: len(list((hub.root / "outbox").glob("burst-*.result.md"))) == BURST, 60)
-        wait_for(lambda: len(temps()) >= BURST, timeout=10)  # every reply was staged under a temp name
+        until(lambda: len(temps()) >= BURST, timeout=10)  # every reply was staged under a temp name
     finally:
         done.set()
         watching.join(timeout=10)

@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from slopd.shell.defaults import default_names
-from tests.conftest import SLOPD, HubDir, body_of, envelope_text, front_matter, wait_for
+from tests.conftest import SLOPD, HubDir, body_of, envelope_text, front_matter
+from tests.polling import until
 
 ID_RULE = re.compile(r"[a-z0-9][a-z0-9._:-]{0,127}")
 TYPES = ("instigate", "handoff", "ack", "result", "error", "query", "handshake", "note")
@@ -258,7 +259,7 @@ def test_running_daemon_notices_a_new_drop_before_the_safety_rescan(hub: HubDir)
     """With the default 30 s rescan, a file dropped into a watched inbox is answered within seconds."""
     with hub.running():
         hub.drop("hello.md", envelope_text(id="hello-watch", type="handshake"))
-        wait_for((hub.root / "outbox" / "hello-watch.ack.md").exists, timeout=10)
+        until((hub.root / "outbox" / "hello-watch.ack.md").exists, timeout=10)
     assert front_matter(hub.reply("hello-watch", "ack"))["in_reply_to"] == "hello-watch"
 
 

@@ -37,8 +37,8 @@ from tests.conftest import (
     hub_env,
     toml_argv,
     toml_string,
-    wait_for,
 )
+from tests.polling import until
 
 SSH_KEYGEN = "/usr/bin/ssh-keygen"
 ALICE = "alice@example.com"
@@ -737,11 +737,11 @@ def test_an_order_without_its_signature_is_held_then_answered_unsigned(lab: Lab)
     data = render(order_fields(ident, name), BODY)
     with lab.hub.running():
         lab.drop(name, data, None)
-        wait_for(lambda: lab.hub.events("envelope.held", id=ident), timeout=EVENT_DEADLINE)
+        until(lambda: lab.hub.events("envelope.held", id=ident), timeout=EVENT_DEADLINE)
         assert answers(lab.hub, ident) == {}
         assert status_json(lab.hub)["lanes"]["authorized"]["held"] == [name]
-        wait_for(reply_exists(lab.hub, ident, "error"), timeout=EVENT_DEADLINE)
-        wait_for(lambda: lab.hub.lane("authorized") == [])
+        until(reply_exists(lab.hub, ident, "error"), timeout=EVENT_DEADLINE)
+        until(lambda: lab.hub.lane("authorized") == [])
     text = body_of(lab.hub.reply(ident, "error"))
     assert f"unsigned: its signature {name}.sig never arrived" in text
     assert list(answers(lab.hub, ident)) == [f"{ident}.error.md"]
@@ -758,11 +758,11 @@ def test_a_signature_arriving_within_the_grace_releases_the_order(lab: Lab) -> N
     signature = lab.sign(name, data)
     with lab.hub.running():
         lab.drop(name, data, None)
-        wait_for(lambda: lab.hub.events("envelope.held", id=ident), timeout=EVENT_DEADLINE)
+        until(lambda: lab.hub.events("envelope.held", id=ident), timeout=EVENT_DEADLINE)
         assert answers(lab.hub, ident) == {}
         lab.drop(name, None, signature)
-        wait_for(reply_exists(lab.hub, ident, "result"), timeout=EVENT_DEADLINE)
-        wait_for(lambda: len(lab.hub.archived()) == 2)
+        until(reply_exists(lab.hub, ident, "result"), timeout=EVENT_DEADLINE)
+        until(lambda: len(lab.hub.archived()) == 2)
     assert lab.runs() == [ident]
     assert sorted(answers(lab.hub, ident)) == [f"{ident}.ack.md", f"{ident}.result.md"]
     assert lab.hub.archived() == [name, f"{name}.sig"]
@@ -780,12 +780,12 @@ def test_a_signature_arriving_before_its_order_waits_for_it(lab: Lab) -> None:
         lab.drop(name, None, signature)
         handshake = render(order_fields(marker, "m.md", type="handshake", auth="none", action=None), "Hi.\n")
         lab.hub.drop(f"{marker}.md", handshake)
-        wait_for(reply_exists(lab.hub, marker, "ack"), timeout=EVENT_DEADLINE)
+        until(reply_exists(lab.hub, marker, "ack"), timeout=EVENT_DEADLINE)
         assert lab.hub.lane("authorized") == [f"{name}.sig"]
         assert list(lab.hub.outbox()) == [f"{marker}.ack.md"]
         lab.drop(name, data, None)
-        wait_for(reply_exists(lab.hub, ident, "result"), timeout=EVENT_DEADLINE)
-        wait_for(lambda: lab.hub.lane("authorized") == [])
+        until(reply_exists(lab.hub, ident, "result"), timeout=EVENT_DEADLINE)
+        until(lambda: lab.hub.lane("authorized") == [])
     assert lab.runs() == [ident]
     assert sorted(lab.hub.outbox()) == sorted([f"{ident}.ack.md", f"{ident}.result.md", f"{marker}.ack.md"])
     assert sorted(lab.hub.archived()) == [f"{marker}.md", name, f"{name}.sig"]

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import SLOPD, HubDir, RunningDaemon, body_of, wait_for
+from tests.conftest import SLOPD, HubDir, RunningDaemon, body_of
 from tests.e2e.signing.test_orders import (
     ALICE,
     EVENT_DEADLINE,
@@ -36,6 +36,7 @@ from tests.e2e.signing.test_orders import (
     ssh_keygen_key,
     status_json,
 )
+from tests.polling import until
 
 BOB = "bob@example.com"
 CAROL = "carol@example.com"
@@ -353,7 +354,7 @@ def test_an_order_is_held_for_its_cosignature_and_runs_once_it_lands(lab: Quorum
     bob = lab.sign(name, data, lab.keys.bob)
     with lab.hub.running():
         lab.drop_order(name, data, {f"{name}.sig": lab.sign(name, data)})
-        (held,) = wait_for(lambda: lab.hub.events("envelope.held", id=ident), timeout=EVENT_DEADLINE)
+        (held,) = until(lambda: lab.hub.events("envelope.held", id=ident), timeout=EVENT_DEADLINE)
         assert f"{name}.bob.sig" in held["reason"]
         assert answers(lab.hub, ident) == {}
         lanes = status_json(lab.hub)["lanes"]["authorized"]
@@ -362,8 +363,8 @@ def test_an_order_is_held_for_its_cosignature_and_runs_once_it_lands(lab: Quorum
 
         lab.hub.drop(f"{name}.bob.sig", bob, lane="authorized")
         # EVENT_DEADLINE is half the grace: the order is released by the signature, not the clock
-        wait_for(reply_exists(lab.hub, ident, "result"), timeout=EVENT_DEADLINE)
-        wait_for(lambda: lab.hub.lane("authorized") == [], timeout=EVENT_DEADLINE)
+        until(reply_exists(lab.hub, ident, "result"), timeout=EVENT_DEADLINE)
+        until(lambda: lab.hub.lane("authorized") == [], timeout=EVENT_DEADLINE)
     assert lab.runs() == [ident]
     assert sorted(answers(lab.hub, ident)) == [f"{ident}.ack.md", f"{ident}.result.md"]
     assert lab.hub.archived() == [name, f"{name}.bob.sig", f"{name}.sig"]

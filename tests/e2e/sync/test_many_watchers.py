@@ -31,7 +31,8 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import HubDir, RunningDaemon, envelope_text, front_matter, hub_env, toml_argv, wait_for
+from tests.conftest import HubDir, RunningDaemon, envelope_text, front_matter, hub_env, toml_argv
+from tests.polling import until
 
 pytestmark = pytest.mark.slow  # real daemons on sockets or several watchers: the slow set
 
@@ -221,7 +222,7 @@ def all_of(daemons: list[RunningDaemon], condition: Callable[[], Any], timeout: 
             daemon.check_alive()
         return condition()
 
-    return wait_for(check, timeout)
+    return until(check, timeout)
 
 
 def reply_kinds(cluster: Cluster, ident: str) -> list[tuple[str, str]]:
@@ -592,7 +593,7 @@ def test_a_crashed_home_leaves_generic_inputs_until_it_restarts(cluster: Cluster
     with running(beta) as (beta_daemon,):
         with alpha.start() as crashed:
             crashed.up()
-            wait_for(alpha.presence().exists)
+            until(alpha.presence().exists)
             crashed.kill9()
         for ident in ids:
             cluster.drop_instigate(ident)

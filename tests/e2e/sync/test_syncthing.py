@@ -50,15 +50,8 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import (
-    HubDir,
-    RunningDaemon,
-    envelope_text,
-    front_matter,
-    toml_argv,
-    toml_string,
-    wait_for,
-)
+from tests.conftest import HubDir, RunningDaemon, envelope_text, front_matter, toml_argv, toml_string
+from tests.polling import until
 
 SYNCTHING = shutil.which("syncthing") or "/usr/bin/syncthing"
 SSH_KEYGEN = "/usr/bin/ssh-keygen"
@@ -284,8 +277,8 @@ def syncthing_pair(tmp: Path, replica_a: Path, replica_b: Path) -> Iterator[tupl
         for instance in (a, b):
             instance.start(tmp / f"syncthing-{instance.name}.log")
         for instance in (a, b):
-            wait_for(instance.up, timeout=60, interval=0.2)
-        wait_for(lambda: a.connected(b) and b.connected(a), timeout=60, interval=0.2)
+            until(instance.up, timeout=60, interval=0.2)
+        until(lambda: a.connected(b) and b.connected(a), timeout=60, interval=0.2)
         yield a, b
     finally:
         for instance in (a, b):
@@ -534,7 +527,7 @@ class Writer:
             )
             return gone and self.seen_a(item.terminal)
 
-        wait_for(consumed, timeout=150, interval=0.2)
+        until(consumed, timeout=150, interval=0.2)
         self.atomic("authorized", item.name, item.text.encode())
         time.sleep(
             max(item.delay, 2 * FS_WATCHER_DELAY)
@@ -666,7 +659,7 @@ def test_three_hundred_envelopes_through_syncthing_are_each_answered_once(
 
     with syncthing_pair(tmp_path, replica_a, replica_b) as (st_a, st_b):
         # The hub's lanes made by `slopd init` on B reach A before anything is written there.
-        wait_for(lambda: all((replica_a / lane).is_dir() for lane in (*LANES, "outbox")), timeout=60)
+        until(lambda: all((replica_a / lane).is_dir() for lane in (*LANES, "outbox")), timeout=60)
         watch_a, watch_b = OutboxWatch(replica_a / "outbox"), OutboxWatch(replica_b / "outbox")
         writer = Writer(replica_a, replica_b, stage, watch_a.seen)
         try:
@@ -696,7 +689,7 @@ def test_three_hundred_envelopes_through_syncthing_are_each_answered_once(
                     )
 
                 try:
-                    wait_for(settled, timeout=240, interval=1.0)
+                    until(settled, timeout=240, interval=1.0)
                 finally:
                     missing = sorted(expected - set(watch_a.first))
                     print(f"\n[syncthing] seed {seed}; replies missing on A: {len(missing)} {missing[:10]}")
@@ -896,7 +889,7 @@ def test_a_watcher_on_each_replica_runs_each_instigate_once_on_the_right_machine
     with syncthing_pair(tmp_path, replica_a, replica_b) as (st_a, st_b):
         # B gets the hub, its hub file included, before beta starts: beta must not claim it.
         hub_file = replica_b / ".slopd" / "hub.toml"
-        wait_for(
+        until(
             lambda: hub_file.exists() and all((replica_b / lane).is_dir() for lane in (*LANES, "outbox")), 60
         )
         assert 'home = "watcher:alpha"' in hub_file.read_text()
@@ -917,7 +910,7 @@ def test_a_watcher_on_each_replica_runs_each_instigate_once_on_the_right_machine
                     return False
                 return st_a.in_sync_with(st_b) and st_b.in_sync_with(st_a)
 
-            wait_for(settled, timeout=120, interval=0.5)
+            until(settled, timeout=120, interval=0.5)
             status = beta.slopd("status", "--hub", str(replica_b), "--state", str(beta.state), "--json")
             for daemon in (alpha_daemon, beta_daemon):
                 assert daemon.stop() == 0, daemon.stderr_tail()

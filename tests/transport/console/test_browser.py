@@ -22,8 +22,9 @@ from typing import Any
 import pytest
 
 from tests import ROOT
-from tests.conftest import SLOPD, wait_for
+from tests.conftest import SLOPD
 from tests.e2e.signing.test_orders import new_hub
+from tests.polling import until
 from tests.transport.console.rig import Console, console
 from tests.transport.http_rig import ledger
 
@@ -153,12 +154,12 @@ def test_approving_a_draft_runs_the_action_once_and_ssh_keygen_accepts_the_signa
     name = served.draft("20260704t110000z-browser-approve")
     approve(served, alice, "drafts", name)
     ident = name.removesuffix(".md")
-    wait_for(lambda: ident in served.runs())
+    until(lambda: ident in served.runs())
 
     def copies() -> list[Path]:
         return sorted((served.hub.root / "archive").glob(f"*/{ident}*"))
 
-    wait_for(lambda: any(path.name == f"{name}.sig" for path in copies()))
+    until(lambda: any(path.name == f"{name}.sig" for path in copies()))
     (order,) = [path for path in copies() if path.suffix == ".md" and b"from: alice" in path.read_bytes()]
     (signature,) = [path for path in copies() if path.name == f"{name}.sig"]
     verified = subprocess.run(
@@ -200,7 +201,7 @@ def test_a_two_of_two_quorum_is_completed_by_two_passkeys(served: Console, alice
     bob.page.goto(f"{served.url}/approvals")
     assert bob.page.get_by_role("link", name=name).is_visible()
     approve(served, bob, "authorized", name)
-    wait_for(lambda: ident in served.runs())
+    until(lambda: ident in served.runs())
     assert served.runs().count(ident) == 1
     (verified,) = served.hub.events("order.verified", id=ident)
     assert verified["principal"] == ALICE
@@ -212,8 +213,8 @@ def test_a_tampered_console_made_order_is_refused(served: Console, alice: Human)
     name = served.draft("20260704t110000z-browser-original")
     approve(served, alice, "drafts", name)
     ident = name.removesuffix(".md")
-    wait_for(lambda: ident in served.runs())
-    wait_for(lambda: list((served.hub.root / "archive").glob(f"*/{name}.sig")))
+    until(lambda: ident in served.runs())
+    until(lambda: list((served.hub.root / "archive").glob(f"*/{name}.sig")))
     copies = sorted((served.hub.root / "archive").glob(f"*/{ident}*"))
     order = next(
         path.read_bytes() for path in copies if path.suffix == ".md" and b"from: alice" in path.read_bytes()
@@ -224,7 +225,7 @@ def test_a_tampered_console_made_order_is_refused(served: Console, alice: Human)
     )
     served.hub.drop("20260704t110000z-browser-forged.md.sig", signature, lane="authorized")
     served.hub.drop("20260704t110000z-browser-forged.md", forged, lane="authorized")
-    wait_for((served.hub.root / "outbox" / "20260704t110000z-browser-forged.error.md").exists)
+    until((served.hub.root / "outbox" / "20260704t110000z-browser-forged.error.md").exists)
     text = (served.hub.root / "outbox" / "20260704t110000z-browser-forged.error.md").read_text()
     assert "webauthn: the challenge is not this file's signed data" in text
     assert "20260704t110000z-browser-forged" not in served.runs()

@@ -15,8 +15,9 @@ import pytest
 
 from slopd.core import passkeys, sshsig
 from tests.authenticator import Authenticator
-from tests.conftest import HubDir, envelope_text, wait_for
+from tests.conftest import HubDir, envelope_text
 from tests.e2e.signing.test_orders import new_hub
+from tests.polling import until
 from tests.transport.console.rig import WATCHER, Browser, Console, console
 from tests.transport.http_rig import ledger, with_tokens
 
@@ -228,14 +229,14 @@ def test_approving_a_draft_writes_the_order_and_its_sig_and_the_daemon_runs_it(
     done = alice.post(f"/approvals/drafts/{name}/approve", answer, csrf=csrf)
     assert done.status_code == 200, done.text
     ident = "20260704t100000z-approve-me"
-    wait_for(lambda: ident in served.runs())
+    until(lambda: ident in served.runs())
     (approved,) = served.hub.events("console.approved", principal=ALICE)[-1:]
     assert approved["key"] == PASSKEY.public_key.fingerprint
 
     def copies() -> list[Path]:
         return sorted((served.hub.root / "archive").glob(f"*/{ident}*"))
 
-    wait_for(lambda: any(path.name == f"{name}.sig" for path in copies()))
+    until(lambda: any(path.name == f"{name}.sig" for path in copies()))
     (order,) = [
         path.read_bytes() for path in copies() if path.suffix == ".md" and b"from: alice" in path.read_bytes()
     ]

@@ -20,7 +20,8 @@ from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
 from tests.conftest import HubDir, front_matter
-from tests.transport.http_rig import bearer, served, until, with_tokens
+from tests.polling import until_async
+from tests.transport.http_rig import bearer, served, with_tokens
 from tests.transport.mcp.rig import TOOLS, authorized, inbox, text_of
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]  # real processes and sockets: the slow set
@@ -131,7 +132,7 @@ async def test_a_real_mcp_session_over_http_acts_as_the_tokens_seat_on_both_path
                 assert [reply["type"] for reply in status["replies"]] == ["result"]
                 sent[path] = receipt["id"]
         for path, ident in sent.items():
-            data = await until(functools.partial(sent_file, hub, ident))
+            data = await until_async(functools.partial(sent_file, hub, ident))
             assert front_matter(data.decode())["from"] == "claude-code", path
 
         async with over_http(url + "/mcp", tokens["bob"]) as bob:
@@ -142,7 +143,7 @@ async def test_a_real_mcp_session_over_http_acts_as_the_tokens_seat_on_both_path
             assert [reply["in_reply_to"] for reply in feed["replies"]] == [theirs["id"]]  # only bob's own
             refused = await bob.call_tool("slop_status", {"id": sent["/mcp"]})
             assert refused.is_error  # claude-code's envelope is not bob's to see
-        data = await until(functools.partial(sent_file, hub, theirs["id"]))
+        data = await until_async(functools.partial(sent_file, hub, theirs["id"]))
         assert front_matter(data.decode())["from"] == "bob"
     assert authorized(hub) == []
 
@@ -170,7 +171,7 @@ async def test_slopd_mcp_url_serves_the_daemons_tools_on_stdio_as_the_tokens_sea
                 receipt = await call(client, "slop_send", type="query", to="watcher", body="Via the proxy.\n")
                 status = await call(client, "slop_status", id=receipt["id"], wait_s=40)
                 assert status["terminal"] is True
-        data = await until(functools.partial(sent_file, hub, receipt["id"]))
+        data = await until_async(functools.partial(sent_file, hub, receipt["id"]))
         assert front_matter(data.decode())["from"] == "bob"
     assert tokens["bob"] not in (tmp_path / "mcp.stderr").read_text(encoding="utf-8")
 
