@@ -43,7 +43,7 @@ def main():
         name = "%s-%d" % (ident, os.getpid())  # one file per run: a re-run never hides a pid
         Path(piddir, name + ".part").write_text(str(os.getpid()))
         os.replace(os.path.join(piddir, name + ".part"), os.path.join(piddir, name + ".pid"))
-        time.sleep(600 if "HANG" in data else float(seconds))
+        time.sleep(600 if "HANG" in data else float(seconds))  # the command's work, killed by the test
         sys.stdout.write("done " + ident + "\n")
     elif mode == "group":  # group JOURNAL PIDDIR: journal, a grandchild ignoring SIGTERM, hang
         journal, piddir = args
@@ -56,7 +56,7 @@ def main():
         name = "%s-%d" % (ident, os.getpid())
         Path(piddir, name + ".part").write_text("%d %d" % (os.getpid(), child.pid))
         os.replace(os.path.join(piddir, name + ".part"), os.path.join(piddir, name + ".pid"))
-        time.sleep(600)
+        time.sleep(600)  # a command that hangs until it is killed
     else:
         sys.exit("unknown mode " + mode)
 

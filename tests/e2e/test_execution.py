@@ -70,7 +70,7 @@ def main():
     elif mode == "hang":
         grandchild = spawn_grandchild()
         write_atomic(args[0], "%d %d" % (os.getpid(), grandchild))
-        time.sleep(600)
+        time.sleep(600)  # a command that hangs until it is killed
     elif mode == "flood":
         chunk = b"x" * 65536
         total = int(args[0])
@@ -94,7 +94,7 @@ def main():
         sys.stdout.write(text[:wanted])
     elif mode == "journal":
         append(args[0], "start %s %r\n" % (ident, time.monotonic()))
-        time.sleep(float(args[1]))
+        time.sleep(float(args[1]))  # the command's work: it runs this long
         append(args[0], "end %s %r %r\n" % (ident, time.monotonic(), time.time()))
         sys.stdout.write("done " + ident + "\n")
     elif mode == "notifier":

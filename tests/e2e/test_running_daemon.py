@@ -29,7 +29,7 @@ import pytest
 from slopd import app
 from slopd.daemon.loop import Daemon
 from tests.conftest import HubDir, RunningDaemon, body_of, envelope_text, front_matter, toml_argv
-from tests.polling import until
+from tests.polling import DeadlineError, until
 
 EVENT_DEADLINE = 10.0  # well under the 30 s default rescan: an answer by then came from an event
 FAST = "rescan_interval = 0.2\nsettle = 0.1\n"
@@ -220,7 +220,7 @@ with open(path, "w", encoding="utf-8") as out:  # kept open across the pauses
         out.write(data[number * size:(number + 1) * size])
         out.flush()
         if number < 3:
-            time.sleep(1.5)
+            time.sleep(1.5)  # the writer's pause between pieces: the scenario, not a check
 """
 
 
@@ -457,7 +457,7 @@ def test_sighup_with_an_invalid_config_keeps_the_old_one(hub: HubDir) -> None:
 WAIT_FOR_RELEASE = r"""
 import os, sys, time
 release = sys.argv[1]
-while not os.path.exists(release):
+while not os.path.exists(release):  # the executor under test, waiting for the test's release file
     time.sleep(0.05)
 sys.stdout.write("released\n")
 """
@@ -585,9 +585,8 @@ def test_a_burst_of_errors_is_coalesced_into_five_notifications_and_a_summary(
     assert {record["id"] for record in notify} == set(ids)
     assert len(hub.events("notify.coalesced")) == 1
     # The summary is sent on shutdown; its command may finish just after the daemon has exited.
-    deadline = time.monotonic() + 10
-    while len(notifications()) < 6 and time.monotonic() < deadline:
-        time.sleep(0.05)
+    with contextlib.suppress(DeadlineError):  # if not, the checks below say what is missing
+        until(lambda: len(notifications()) >= 6, timeout=10)
 
     texts = notifications()
     individual = [text for text in texts if text.startswith("error for ")]

@@ -258,7 +258,7 @@ def test_a_human_editing_while_the_daemon_files_a_stream_loses_nothing(hub: HubD
                 else:
                     assert exchange.swap(folder, temp.name, path.name)
                 temp.unlink()
-                time.sleep(0.03)
+                time.sleep(0.03)  # the editor's pace between saves, not a check
         finally:
             os.close(folder)
 

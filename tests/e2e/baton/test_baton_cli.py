@@ -78,7 +78,7 @@ def test_lease_prints_a_lease_refuses_a_rival_and_expires(hub: HubDir, tmp_path:
     assert rival.returncode == 1
     assert f"oracle is leased to gen1 until {lease['expires']}" in rival.stderr
     expires = datetime.strptime(lease["expires"], "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC).timestamp()
-    time.sleep(max(expires - time.time(), 0.0) + 1.1)  # the stamp is in whole seconds
+    time.sleep(max(expires - time.time(), 0.0) + 1.1)  # the lease expires (its stamp is in whole seconds)
     after = hub.slopd(*base, "--holder", "gen1-rival")
     assert after.returncode == 0, after.stderr
     assert json.loads(after.stdout)["lease_id"] != lease["lease_id"]

@@ -145,7 +145,7 @@ def test_kills_at_random_moments_of_a_large_pack_never_tear_a_generation(keeper:
         process = subprocess.Popen(
             [*SLOPD, "baton", *args], env=keeper.hub.env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
         )
-        time.sleep(rng.uniform(0.05, 0.6))
+        time.sleep(rng.uniform(0.05, 0.6))  # the scenario: SIGKILL at a random moment of the pack
         process.send_signal(signal.SIGKILL)
         process.wait(30)
         code, plan, warned = keeper.boot(as_text=False)

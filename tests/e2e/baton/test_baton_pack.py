@@ -151,7 +151,7 @@ def test_a_pack_without_the_live_lease_writes_nothing(vessel: Vessel) -> None:
     assert unknown.returncode == 1
     assert "no such lease" in unknown.stderr
     lease = vessel.lease(ttl="1")
-    time.sleep(1.1)
+    time.sleep(1.1)  # the scenario, not a check: the 1-second lease expires
     expired = vessel.pack(lease, letter(1), state())
     assert expired.returncode == 1
     assert "expired" in expired.stderr

@@ -65,7 +65,7 @@ fd = os.open(journal, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
 os.write(fd, (ident + "\n").encode())
 os.close(fd)
 if "HANG" in json.loads(data)["body"]:
-    time.sleep(600)
+    time.sleep(600)  # an action that hangs until it is killed
 sys.stdout.write("deployed " + ident + "\n")
 """
 

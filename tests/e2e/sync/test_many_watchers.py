@@ -15,6 +15,8 @@ the other's replies in time, so only the routing rules keep an id from running t
 from __future__ import annotations
 
 import contextlib
+import functools
+import itertools
 import json
 import os
 import signal
@@ -23,7 +25,7 @@ import sqlite3
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -225,6 +227,25 @@ def all_of(daemons: list[RunningDaemon], condition: Callable[[], Any], timeout: 
     return until(check, timeout)
 
 
+MARKERS = itertools.count()
+
+
+def full_scans(machines: Sequence[Machine], daemons: Sequence[RunningDaemon], count: int = 1) -> None:
+    """Wait until each daemon has made `count` more full scans of its hub: the positive signal
+    behind "nothing was answered twice meanwhile". Only a full scan logs a file that is no
+    envelope (`file.unrecognized`; the watcher's events for one are ignored), so a marker written
+    now and logged by a daemon proves it scanned after now. Each marker is removed once seen."""
+    for _ in range(count):
+        marker = f"scan-marker-{next(MARKERS)}.txt"
+        paths = {machine.hub.root / "inbox" / marker for machine in machines}
+        for path in paths:
+            path.write_text("not an envelope\n")
+        for machine, daemon in zip(machines, daemons, strict=True):
+            daemon.until(functools.partial(machine.events, "file.unrecognized", file=marker))
+        for path in paths:
+            path.unlink()
+
+
 def reply_kinds(cluster: Cluster, ident: str) -> list[tuple[str, str]]:
     """(type, from) of every reply to `ident`, sorted."""
     return sorted((str(headers["type"]), str(headers["from"])) for headers in cluster.replies(ident))
@@ -352,13 +373,13 @@ def test_what_only_the_home_answers_is_left_by_the_others(cluster: Cluster) -> N
     before = {name: path.read_bytes() for name, path in dropped.items()}
     with running(beta) as (beta_daemon,):
         beta_daemon.until(lambda: {r.get("id") for r in beta.events("envelope.left")} >= set(valid))
-        time.sleep(2.0)  # the signature's grace (0.5 s) and a rescan (1 s) pass
+        full_scans([beta], [beta_daemon], count=2)  # 1 s apart: the signature's grace (0.5 s) is past
         beta_daemon.check_alive()
         assert hub.outbox() == {}
         assert {name: path.read_bytes() for name, path in dropped.items()} == before
     with running(alpha, beta) as daemons:
         all_of(daemons, lambda: hub.lane("inbox") == [] and hub.lane("authorized") == [])
-        time.sleep(1.2)  # a rescan more: nothing answered twice
+        full_scans([alpha, beta], daemons)  # a rescan more: nothing answered twice
 
     refusals = [front_matter(text) for text in hub.outbox().values() if "file" in front_matter(text)]
     assert sorted(str(h["file"]) for h in refusals) == sorted(invalid)
@@ -487,7 +508,7 @@ def test_moving_the_home_mid_run_answers_every_id_once(cluster: Cluster, first: 
                 if number == len(ids) - len(late):
                     moved.wait(timeout=30)
                 cluster.drop_instigate(ident)
-                time.sleep(0.05)
+                time.sleep(0.05)  # pacing the feed: instigates keep arriving while the home moves
 
         feeder = threading.Thread(target=feed)
         feeder.start()
@@ -510,7 +531,7 @@ def test_moving_the_home_mid_run_answers_every_id_once(cluster: Cluster, first: 
             moved.set()
             feeder.join(timeout=30)
         all_of(daemons, lambda: all(cluster.answered(ident) for ident in ids), timeout=30)
-        time.sleep(1.2)  # a rescan more: nothing answered twice
+        full_scans([alpha, beta], daemons)  # a rescan more: nothing answered twice
 
     ran = cluster.ran_on()
     left_to_alpha = {r["id"] for r in beta.events("envelope.left") if "already answered" in r["reason"]}
@@ -575,7 +596,7 @@ def test_an_input_dropped_during_a_handover_is_answered_by_the_new_home(cluster:
         fake_presence(cluster.root, "alpha", home=False)  # alpha stepped down
         beta_daemon.until(lambda: beta.events("hub.home", acts_as_home=True, home="watcher:beta"))
         beta_daemon.until(lambda: cluster.answered(ident), timeout=10)
-        time.sleep(1.2)  # a rescan more: nothing answered twice
+        full_scans([beta], [beta_daemon])  # a rescan more: nothing answered twice
 
     assert cluster.ran_on() == {ident: ["beta"]}
     assert reply_kinds(cluster, ident) == [("ack", "watcher:beta"), ("result", "watcher:beta")]
@@ -598,14 +619,14 @@ def test_a_crashed_home_leaves_generic_inputs_until_it_restarts(cluster: Cluster
         for ident in ids:
             cluster.drop_instigate(ident)
         beta_daemon.until(lambda: {r.get("id") for r in beta.events("envelope.left")} >= set(ids))
-        time.sleep(1.2)  # a rescan more
+        full_scans([beta], [beta_daemon])  # a rescan more
         beta_daemon.check_alive()
         assert cluster.hub.lane("inbox") == sorted(f"{ident}.md" for ident in ids)
         assert cluster.hub.outbox() == {}
         assert cluster.executions() == []
         with running(alpha) as (alpha_daemon,):
             alpha_daemon.until(lambda: all(cluster.answered(ident) for ident in ids))
-            time.sleep(1.2)  # a rescan more: nothing answered twice
+            full_scans([beta, alpha], [beta_daemon, alpha_daemon])  # a rescan more: nothing answered twice
 
     assert Counter(cluster.executions()) == Counter({(ident, "alpha"): 1 for ident in ids})
     for ident in ids:
@@ -808,7 +829,7 @@ def test_seats_on_one_hub_each_run_once_where_they_belong(cluster: Cluster) -> N
             for ident, (to, _machine) in where.items():
                 cluster.drop_instigate(ident, to=to)
             all_of([alpha_daemon, beta_daemon], lambda: all(cluster.answered(i) for i in where))
-            time.sleep(1.2)  # a rescan more: nothing answered twice
+            full_scans([alpha, beta], [alpha_daemon, beta_daemon])  # a rescan more: nothing answered twice
 
     assert cluster.ran_on() == {ident: [machine] for ident, (_to, machine) in where.items()}
     for ident, (_to, machine) in where.items():

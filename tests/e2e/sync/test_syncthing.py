@@ -51,7 +51,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import HubDir, RunningDaemon, envelope_text, front_matter, toml_argv, toml_string
-from tests.polling import until
+from tests.polling import DeadlineError, until
 
 SYNCTHING = shutil.which("syncthing") or "/usr/bin/syncthing"
 SSH_KEYGEN = "/usr/bin/ssh-keygen"
@@ -446,7 +446,7 @@ class Writer:
         with (self.a / lane / name).open("wb", buffering=0) as out:
             for start, end in zip([0, *cuts], [*cuts, len(data)], strict=True):
                 if start:
-                    time.sleep(gap)
+                    time.sleep(gap)  # the writer's pause: the scenario, not a check
                 out.write(data[start:end])
         with self.lock:
             self.files += 1
@@ -476,13 +476,16 @@ class Writer:
             with self.lock:
                 self.done[item.ident] = time.monotonic()
             stem = item.name.removesuffix(".md")
-            deadline = time.monotonic() + CONFLICT_HOLD
-            while time.monotonic() < deadline and not any(
-                any(replica.glob(f"{where}/{stem}.sync-conflict-*"))
-                for replica in (self.a, self.b)
-                for where in ("inbox", "archive/*")
-            ):
-                time.sleep(0.1)
+            with contextlib.suppress(DeadlineError):  # B's writer holds its file open until then
+                until(
+                    lambda: any(
+                        any(replica.glob(f"{where}/{stem}.sync-conflict-*"))
+                        for replica in (self.a, self.b)
+                        for where in ("inbox", "archive/*")
+                    ),
+                    timeout=CONFLICT_HOLD,
+                    interval=0.1,
+                )
         finally:
             if b_file is not None:
                 b_file.close()
@@ -502,11 +505,11 @@ class Writer:
             self.conflict(item, b_first=rng.random() < 0.5)
         elif item.how == "sig-first":
             self.atomic("authorized", f"{item.name}.sig", item.signature)
-            time.sleep(item.delay)
+            time.sleep(item.delay)  # pacing: the order comes `delay` after its signature
             self.atomic("authorized", item.name, data)
         elif item.how == "sig-after":
             self.atomic("authorized", item.name, data)
-            time.sleep(item.delay)
+            time.sleep(item.delay)  # pacing: the signature comes `delay` after its order
             self.atomic("authorized", f"{item.name}.sig", item.signature)
         elif item.how == "unsigned":
             self.atomic("authorized", item.name, data)
@@ -901,7 +904,7 @@ def test_a_watcher_on_each_replica_runs_each_instigate_once_on_the_right_machine
             for ident, (runs_on, dropped_on) in where.items():
                 to = "watcher" if runs_on == "alpha" else "watcher:beta"
                 _drop_into(stage, replica[dropped_on], ident, to)
-                time.sleep(0.2)
+                time.sleep(0.2)  # pacing the drops, not a check
 
             def settled() -> bool:
                 for daemon in (alpha_daemon, beta_daemon):

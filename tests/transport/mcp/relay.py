@@ -12,13 +12,14 @@ from __future__ import annotations
 import contextlib
 import socket
 import threading
-import time
 from collections.abc import Iterator
 
 import anyio
 import httpx2
 import uvicorn
 from starlette.types import Receive, Scope, Send
+
+from tests.polling import until
 
 HOP_BY_HOP = {"connection", "keep-alive", "transfer-encoding", "te", "trailer", "upgrade", "authorization"}
 
@@ -93,9 +94,7 @@ class Relay:
         )
         thread = threading.Thread(target=server.run, kwargs={"sockets": [self.socket]}, daemon=True)
         thread.start()
-        deadline = time.monotonic() + 15
-        while not server.started and thread.is_alive() and time.monotonic() < deadline:
-            time.sleep(0.01)  # start-up only
+        until(lambda: server.started or not thread.is_alive(), timeout=15, interval=0.01)
         assert server.started, "the relay did not start"
         try:
             yield self.url
