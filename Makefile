@@ -56,6 +56,6 @@ test-slow: install
 	$(PY) -m pytest -q -m slow || [ $$? -eq 5 ]  # 5: no slow test selected
 
 # Rewrites the references in docs/ from the code (the CLI, config, MCP, HTTP and log references and
-# the admission table); tests/test_docs_references.py fails while one is stale.
+# the admission table); tests/e2e/docs/test_docs_references.py fails while one is stale.
 docs-refs: install
 	$(PY) -m docgen

@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/startup.py                 # 40 spawns per command, 5 daemon rounds (~30 s)
     .venv/bin/python bench/startup.py --runs 100 --rounds 9
-    .venv/bin/python bench/startup.py --quick         # smoke pass (tests/test_bench_smoke.py runs it)
+    .venv/bin/python bench/startup.py --quick         # smoke pass (tests/e2e/tools/test_bench_smoke.py)
 
 slopd is driven only from the outside, as a user would: the `slopd` console script next to this
 interpreter (`.venv/bin/slopd`), or `python -m slopd` when there is none. Nothing of slopd is

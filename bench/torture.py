@@ -12,7 +12,7 @@ Then every invariant is checked: all inputs archived, exactly one terminal reply
 other reply file, every id at most once in the journals and every id missing from its journal
 answered "interrupted, not retried", no temp files in any lane, and a ledger that agrees with
 the files. Prints the seed, the counts and the run time; exits 1 when an invariant broke.
-tests/test_torture.py calls `torture` with the same code.
+tests/e2e/test_torture.py calls `torture` with the same code.
 """
 
 from __future__ import annotations

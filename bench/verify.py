@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/verify.py                  # 2,000 timed calls per figure, 5 rounds (~35 s)
     .venv/bin/python bench/verify.py --calls 500 --rounds 3
-    .venv/bin/python bench/verify.py --quick          # smoke pass (tests/test_bench_smoke.py runs it)
+    .venv/bin/python bench/verify.py --quick          # smoke pass (tests/e2e/tools/test_bench_smoke.py)
 
 What is timed is `slopd.core.orders.check(envelope, message, signatures, trust, now)` for one order:
 dearmoring and parsing each SSHSIG sidecar, hashing the order, the signature check itself, the

@@ -9,7 +9,7 @@ Rules:
    HTTP server's OpenAPI document (`http`), the log calls in `slopd/` (`events`), and admission's
    own refusals (`admission`).
 3. The output depends on the code only — not on the machine, the terminal or the time — so
-   `tests/test_docs_references.py` can compare each page with what the code makes now, and a
+   `tests/e2e/docs/test_docs_references.py` can compare each page with what the code makes now, and a
    change to the code without `make docs-refs` fails that test.
 4. Not shipped: this package lives beside `slopd/`, reads it, and is not in the wheel.
 """

@@ -24,7 +24,7 @@ from typing import IO, Any
 import pytest
 import yaml
 
-from tests import slopd_commands
+from tests import polling, slopd_commands
 
 SLOPD = [sys.executable, "-m", "slopd"]
 
@@ -310,7 +310,8 @@ class RunningDaemon:
             self.check_alive()
             return condition_now()
 
-        return wait_for(alive_and, timeout, interval)
+        alive_and.__qualname__ = getattr(condition, "__qualname__", repr(condition))
+        return polling.until(alive_and, timeout, interval)
 
     def up(self, timeout: float = 20.0) -> None:
         """Wait until this daemon has logged `watcher.started` (it watches its lanes)."""
@@ -343,15 +344,3 @@ class RunningDaemon:
     def kill9(self) -> None:
         """SIGKILL it, as a crash would, and check that is how it ended."""
         assert self.stop(signal.SIGKILL) == -signal.SIGKILL
-
-
-def wait_for(condition: Callable[[], Any], timeout: float = 20.0, interval: float = 0.05) -> Any:
-    """Poll `condition` until it returns something truthy; fail after `timeout` seconds."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = condition()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            pytest.fail(f"condition not met within {timeout} s")
-        time.sleep(interval)

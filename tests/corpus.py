@@ -12,7 +12,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-CORPUS = Path(os.environ.get("SLOPD_CORPUS", Path(__file__).resolve().parents[2] / "shared" / "corpus"))
+from tests import ROOT
+
+SHARED = ROOT.parent / "shared"  # beside the checkout
+CORPUS = Path(os.environ.get("SLOPD_CORPUS", SHARED / "corpus"))
 ENABLE = "set SLOPD_CORPUS=/path/to/shared/corpus to run it (docs/development.md)"
 
 

@@ -6,9 +6,9 @@ message names the command, the file and the reason.
 
 `parser` holds every option, built from `core.vocabulary` alone; each command names its handler
 `module:function`, imported only when that command runs, so a per-message command pays for
-nothing else (`tests/test_command_imports.py`). The modules it may name are the ones imported
+nothing else (`tests/e2e/cli/test_command_imports.py`). The modules it may name are the ones imported
 below under `TYPE_CHECKING` — never at run time, but seen by import-linter and mypy, so the
-layers contract checks them as it checks everything else (`tests/test_cli.py` holds the parser's
+layers contract checks them as it checks everything else (`tests/e2e/cli/test_cli.py` holds the parser's
 handlers to this list):
 
     hubs       init, hub home, status, tail, notes      daemon     run

@@ -2,7 +2,7 @@
 
 Rules:
 1. A key is the command as typed after `slopd` (`"baton pack"`); `""` is `slopd` itself. Every
-   command and command group has one (`tests/test_help_examples.py`).
+   command and command group has one (`tests/e2e/cli/test_help_examples.py`).
 2. An example is one command line a user can adapt; it parses with the real parser (the test
    parses each), and uses the same names as the docs: `~/hub`, `~/.config/slopd/…`, `me@example.com`.
 3. Import-free: `slopd send` pays for this module on every call.

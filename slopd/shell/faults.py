@@ -9,7 +9,7 @@ Rules:
    - `http.dropped`: the HTTP and MCP intake wrote the envelope's file into `inbox/`, and has not
      yet marked its receipt `written` nor answered (tests/transport/test_http_served.py);
    - `baton.written`: `slopd baton pack` wrote one more file of the generation
-     (tests/test_baton_crash.py, tests/test_baton_pack.py).
+     (tests/e2e/baton/test_baton_crash.py, tests/e2e/baton/test_baton_pack.py).
 4. A value that names an unknown point, or a count that is not a positive integer, is refused
    when it is read (`ValueError` naming every bad item): a typo never silently disarms a test.
 """

@@ -219,7 +219,7 @@ def test_slopd_baton_score_prints_the_json_and_exits_by_the_gate(tmp_path: Path)
     assert str(bad) in broken.stderr
 
 
-SEEDS = Path(os.environ.get("SLOPD_SEEDS", Path(__file__).resolve().parents[3] / "shared" / "seeds"))
+SEEDS = Path(os.environ.get("SLOPD_SEEDS", corpus.SHARED / "seeds"))
 SEED_RETURN = 'return {"scores": scores, "average": avg, "passes": passes}'
 WORDS = [
     *(marker for markers in (HEADINGS, UNSURE) for marker in markers),

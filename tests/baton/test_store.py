@@ -15,6 +15,15 @@ import pytest
 from slopd.baton.leases import Held, Lease, Refused
 from slopd.baton.store import Store
 from tests.conftest import SLOPD, hub_env
+from tests.polling import until
+
+
+def in_a_sleep(pid: int) -> bool:
+    """The process is in a `nanosleep` now (Linux's /proc/PID/wchan names the kernel function)."""
+    try:
+        return "nanosleep" in Path(f"/proc/{pid}/wchan").read_text()
+    except FileNotFoundError:  # it has exited
+        return False
 
 
 class Clock:
@@ -96,7 +105,7 @@ def test_no_lease_is_granted_while_a_commit_is_being_written(tmp_path: Path) -> 
     )
     committing.start()
     assert inside.wait(10)
-    time.sleep(1.2)  # the lease's ttl has run out while its commit is still being written
+    time.sleep(1.2)  # the scenario, not a check: the lease's ttl runs out while its commit is being written
     code = (
         "import json,sys; from pathlib import Path; from slopd.baton.store import Store; "
         "t = Store(Path(sys.argv[1])).take('v', 'rival', 60, lambda: int(sys.argv[2])); "
@@ -105,7 +114,9 @@ def test_no_lease_is_granted_while_a_commit_is_being_written(tmp_path: Path) -> 
     rival = subprocess.Popen(
         [SLOPD[0], "-c", code, str(state), "1"], stdout=subprocess.PIPE, text=True, env=hub_env(tmp_path)
     )
-    time.sleep(0.5)
+    # A positive signal that the rival is waiting on the commit's write lock: SQLite's busy
+    # handler sleeps between its tries, and nothing else in that process sleeps.
+    until(lambda: rival.poll() is not None or in_a_sleep(rival.pid))
     assert rival.poll() is None, "the rival got an answer while the commit held the lock"
     finish.set()
     committing.join(10)

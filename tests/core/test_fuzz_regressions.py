@@ -29,8 +29,9 @@ from slopd.core import allowed_signers, keyfiles, passkeys, sshkeys, sshsig
 from slopd.core.envelope import Envelope, EnvelopeError, parse
 from slopd.core.wire import SignatureError
 from slopd.handoff import grammar, lint
+from tests import ROOT
 
-FUZZ = Path(__file__).resolve().parents[2] / "fuzz"
+FUZZ = ROOT / "fuzz"
 HARNESSES = ("envelope", "sshsig", "allowed_signers", "handoff_lint")
 NOW = datetime(2026, 7, 4, 8, 0, tzinfo=UTC)
 MESSAGE = (FUZZ / "corpus" / "envelope" / "signed-order.md").read_bytes()  # fuzz/common.py's MESSAGE

@@ -1,7 +1,7 @@
 """`slopd.core.ratelimit.RateLimit`: at most `burst` notifier runs per window, the rest coalesced.
 
 Pure bookkeeping with the time handed in; the daemon-level behaviour (12 errors → 5 runs and one
-"7 more") is in tests/test_running_daemon.py.
+"7 more") is in tests/e2e/test_running_daemon.py.
 """
 
 from __future__ import annotations

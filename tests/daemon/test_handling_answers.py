@@ -4,7 +4,6 @@ recorded outcome, a summarizer's answer — and the interpreter's side of the co
 from __future__ import annotations
 
 import ast
-from pathlib import Path
 
 import pytest
 
@@ -15,11 +14,12 @@ from slopd.core.facts import Companion, Executed, Input, Recovered, Summarized
 from slopd.core.lifecycle import Status
 from slopd.core.outcome import Failed, Produced, RunResult
 from slopd.core.plans import Advance, Clean, Done, Log, Move, Send
+from tests import ROOT
 from tests.daemon.facts import WALL, envelope, kinds, planned, row
 
 QUERY = envelope()
 INPUT = Input("inbox", "20260704t080000z-q.md", 77)
-SLOPD = Path(__file__).resolve().parents[2] / "slopd"
+SLOPD = ROOT / "slopd"
 
 
 def parsed(data: bytes) -> Envelope:

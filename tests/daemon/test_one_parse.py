@@ -19,7 +19,8 @@ from slopd.core.admission import Examined, examine
 from slopd.daemon.gathering import Gatherer
 from slopd.transport.assembly import make_service
 from slopd.transport.mcp.seat import Seat
-from tests.conftest import HubDir, envelope_text, wait_for
+from tests.conftest import HubDir, envelope_text
+from tests.polling import until
 from tests.transport.http_rig import with_tokens
 
 PARSE = envelopes.parse.__code__
@@ -56,7 +57,7 @@ def daemon(hub: HubDir) -> Iterator[tuple[app.App, Counted]]:
             thread = threading.Thread(target=lambda: loop.run(stop=stop), daemon=True)
             thread.start()
             try:
-                wait_for(lambda: hub.events("watcher.started"))
+                until(lambda: hub.events("watcher.started"))
                 counted.take()  # what start-up parsed (config, HUB.md …) is not an envelope's
                 yield opened, counted
             finally:
@@ -87,7 +88,7 @@ def test_an_envelope_is_parsed_once_over_http_the_mcp_seat_and_the_folder(hub: H
             data = envelope_text(id=http_id, from_="alice", type="query", to="watcher").encode()
             accepted = service.intake.accept("alice", data, json_form=False, idempotency_key=None)
             assert not accepted.replayed
-            wait_for(lambda: answered(hub, http_id))
+            until(lambda: answered(hub, http_id))
             assert counted.take() == 1
         finally:
             service.receipts.close()
@@ -97,14 +98,14 @@ def test_an_envelope_is_parsed_once_over_http_the_mcp_seat_and_the_folder(hub: H
         )
         try:
             sent = seat.send(type="query", to="watcher", body="What is left?\n")
-            wait_for(lambda: answered(hub, sent["id"].lower()))
+            until(lambda: answered(hub, sent["id"].lower()))
             assert counted.take() == 1
         finally:
             seat.close()
 
         folder_id = "20260704t080000z-one-parse-folder"
         hub.drop(f"{folder_id}.md", envelope_text(id=folder_id, from_="carol", type="query", to="watcher"))
-        wait_for(lambda: answered(hub, folder_id))
+        until(lambda: answered(hub, folder_id))
         assert counted.take() == 1
 
 

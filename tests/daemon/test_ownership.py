@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import ast
 import dataclasses
-from pathlib import Path
 
 import pytest
 
 from slopd.daemon.parts import Health, Parts
+from tests import ROOT
 
-SLOPD = Path(__file__).resolve().parents[2] / "slopd"
+SLOPD = ROOT / "slopd"
 SCOPE = [*sorted((SLOPD / "daemon").glob("*.py")), SLOPD / "app.py", SLOPD / "cli" / "daemon.py"]
 
 

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from slopd.handoff.lint import lint
+from tests import ROOT
 from tests.handoff import mep_rules
 
 HEAD = "# Handoff Log\nSession handoffs, newest first.\n\n"
@@ -418,7 +418,7 @@ def test_each_deliberate_difference_gives_the_documented_verdicts(name: str) -> 
 
 def test_every_deliberate_difference_is_listed_in_the_docs() -> None:
     """docs/handoff.md names each difference tested here (the part before any parenthesis)."""
-    docs = (Path(__file__).resolve().parents[2] / "docs" / "handoff.md").read_text(encoding="utf-8")
+    docs = (ROOT / "docs" / "handoff.md").read_text(encoding="utf-8")
     section = docs.split("## Deliberate differences from MEP's checker", 1)[1].split("\n## ", 1)[0]
 
     assert [name for name in DIFFERENCES if name.split(" (")[0] not in section] == []

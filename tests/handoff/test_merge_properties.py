@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, replace
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
@@ -17,6 +16,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from slopd.handoff.grammar import Other, parse
 from slopd.handoff.lint import ERROR, lint
 from slopd.handoff.merge import Merged, key, merge
+from tests import ROOT
 from tests.handoff import strategies
 from tests.handoff.strategies import Triple
 
@@ -471,9 +471,7 @@ def test_two_sessions_with_one_heading_are_matched_by_their_own_text() -> None:
 def test_a_trailing_section_stays_last_so_a_merge_merged_again_is_unchanged() -> None:
     """The triple hypothesis found on CI (a trailing `## Notes`, no final newline, theirs deleting
     the base entry): merged again with its result, the merge moved the Notes between entries."""
-    case = json.loads(
-        (Path(__file__).parent.parent / "fixtures" / "handoff" / "merge-trailing-notes.json").read_text()
-    )
+    case = json.loads((ROOT / "tests" / "fixtures" / "handoff" / "merge-trailing-notes.json").read_text())
     result = merge(case["base"], case["ours"], case["theirs"]).text
     assert result.rstrip().endswith("archive older entries to handoff-archive.md")
     assert merge(case["base"], case["ours"], result).text == result

@@ -8,13 +8,13 @@ import re
 import signal
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
 from slopd.shell import faults
+from tests import ROOT
 
-SLOPD = Path(__file__).resolve().parents[2] / "slopd"
+SLOPD = ROOT / "slopd"
 PASSES = (
     "from slopd.shell import faults\n"
     "for n in range(1, 4):\n"

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import ast
 import re
-from pathlib import Path
 
 import pytest
 
 from slopd.shell.ledger import sql
+from tests import ROOT
 
-SLOPD = Path(__file__).resolve().parents[2] / "slopd"
+SLOPD = ROOT / "slopd"
 OWNERS = {
     "shell/ledger/sql.py",  # STATE/ledger.sqlite3
     "baton/store.py",  # STATE/batons.sqlite: the Baton's leases, a database of its own

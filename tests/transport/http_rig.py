@@ -7,23 +7,20 @@
   socket), the `Service` behind it and the open `App`.
 - `served(hub)` is a real `slopd run --http 127.0.0.1:0` subprocess; it yields the daemon and
   the URL it logged (`http.listening`).
-- `until(condition)` polls (sync or async) until it is truthy; `problem(response, status, kind)`
-  checks an RFC 9457 answer; `files(hub, lane)` and `ledger(hub, sql)` read what was written.
+- `problem(response, status, kind)` checks an RFC 9457 answer; `files(hub, lane)` and
+  `ledger(hub, sql)` read what was written. Waits are `tests.polling`'s `until_async`.
 """
 
 from __future__ import annotations
 
 import contextlib
-import inspect
 import json
 import sqlite3
 import threading
-import time
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-import anyio
 import httpx2
 
 from slopd import app
@@ -120,20 +117,6 @@ def served(hub: HubDir, *extra: str) -> Iterator[tuple[RunningDaemon, str]]:
     with hub.running("--http", "127.0.0.1:0", *extra) as daemon:
         found = daemon.until(lambda: hub.events("http.listening")[before:])
         yield daemon, found[-1]["url"]
-
-
-async def until(condition: Callable[[], Any], timeout: float = 20.0, interval: float = 0.02) -> Any:
-    """Poll `condition` (a function, or a coroutine function) until it returns something truthy."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = condition()
-        if inspect.isawaitable(value):
-            value = await value
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"condition not met within {timeout} s")
-        await anyio.sleep(interval)
 
 
 def problem(response: httpx2.Response, status: int, kind: str) -> dict[str, Any]:

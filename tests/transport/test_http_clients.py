@@ -19,7 +19,7 @@ import httpx2
 import pytest
 
 from tests.conftest import HubDir
-from tests.test_baton_pack import letter, state
+from tests.e2e.baton.test_baton_pack import letter, state
 from tests.transport.http_rig import bearer, json_form, served, with_tokens
 from tests.transport.test_openapi import DOCUMENT, SEEDED, seed, vessel
 

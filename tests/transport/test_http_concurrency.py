@@ -15,7 +15,8 @@ from typing import Any
 import pytest
 
 from tests.conftest import HubDir, front_matter
-from tests.transport.http_rig import bearer, files, in_process, ledger, markdown, until, with_tokens
+from tests.polling import until_async
+from tests.transport.http_rig import bearer, files, in_process, ledger, markdown, with_tokens
 
 pytestmark = pytest.mark.anyio
 
@@ -49,8 +50,10 @@ async def test_twenty_identical_posts_at_once_are_one_envelope_one_row_and_one_s
             if answer.status_code == 200:
                 assert answer.json() == {**accepted, "replayed": True}
         assert on_hub(hub, f"{ident}.md") != []
-        await until(lambda: ledger(hub, "SELECT status FROM inputs WHERE key = ?", ident) == [("done",)])
-        await until(lambda: hub.replies_to(ident))
+        await until_async(
+            lambda: ledger(hub, "SELECT status FROM inputs WHERE key = ?", ident) == [("done",)]
+        )
+        await until_async(lambda: hub.replies_to(ident))
         again = await live.post(tokens["alice"], data)
         assert again.status_code == 200
         assert again.json() == {**accepted, "replayed": True}
@@ -90,8 +93,8 @@ async def test_twenty_different_envelopes_at_once_are_all_accepted_and_answered(
         assert [answer.status_code for answer in answers] == [202] * 20
         assert len({answer.json()["seq"] for answer in answers}) == 20
         assert [answer.json()["id"] for answer in answers] == idents
-        await until(lambda: ledger(hub, "SELECT count(*) FROM inputs WHERE status = 'done'") == [(20,)])
-        await until(lambda: len(hub.outbox()) == 20)
+        await until_async(lambda: ledger(hub, "SELECT count(*) FROM inputs WHERE status = 'done'") == [(20,)])
+        await until_async(lambda: len(hub.outbox()) == 20)
     assert sorted(front_matter(text)["in_reply_to"] for text in hub.outbox().values()) == idents
 
 

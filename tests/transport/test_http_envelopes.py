@@ -19,6 +19,7 @@ import pytest
 
 from slopd.transport import tokens as token_file
 from tests.conftest import HubDir
+from tests.polling import until_async
 from tests.transport.http_rig import (
     bearer,
     files,
@@ -27,7 +28,6 @@ from tests.transport.http_rig import (
     ledger,
     markdown,
     problem,
-    until,
     with_tokens,
 )
 
@@ -135,7 +135,7 @@ async def test_a_posted_envelope_and_a_dropped_file_are_indistinguishable_after_
         answer = await live.post(tokens["alice"], posted_bytes)
         assert answer.status_code == 202
         hub.drop(f"{dropped_id}.md", dropped_bytes)
-        await until(
+        await until_async(
             lambda: all(
                 (row := input_row(hub, key)) is not None and row[4] == "done"
                 for key in (posted_id, dropped_id)
@@ -485,9 +485,9 @@ async def test_an_id_the_file_lane_already_processed_is_replayed_for_the_same_by
     data = markdown(ident)
     async with in_process(hub) as live:
         hub.drop(f"{ident}.md", data)
-        await until(lambda: (row := input_row(hub, ident)) is not None and row[4] == "done")
-        await until(lambda: hub.replies_to(ident))
-        await until(lambda: files(hub, "inbox") == {})  # `done` is committed before the move
+        await until_async(lambda: (row := input_row(hub, ident)) is not None and row[4] == "done")
+        await until_async(lambda: hub.replies_to(ident))
+        await until_async(lambda: files(hub, "inbox") == {})  # `done` is committed before the move
         other = await live.post(tokens["alice"], markdown(ident, body="Other.\n"))
         problem(other, 422, "id-conflict")
         assert files(hub, "inbox") == {}
@@ -641,7 +641,7 @@ async def test_nothing_posted_ever_reaches_authorized(hub: HubDir) -> None:
                     {"reason": "action is only read from authorized/ (signed orders)"}
                 ]
             assert files(hub, "authorized") == before
-        await until(lambda: hub.replies_to("20261201t120000z-lane"))
+        await until_async(lambda: hub.replies_to("20261201t120000z-lane"))
     assert files(hub, "authorized") == before
     assert ledger(hub, "SELECT count(*) FROM inputs WHERE lane != 'inbox'") == [(0,)]
     assert ledger(hub, "SELECT count(*) FROM receipts") == [(1,)]  # refusals claim no id
@@ -687,7 +687,7 @@ async def test_an_envelopes_state_goes_from_received_to_done_as_the_daemon_proce
             assert {key: answer.json()[key] for key in RECEIPT_KEYS} == receipt
             return seen[-1] == "done"
 
-        await until(done)
+        await until_async(done)
     assert seen[-1] == "done"
     assert set(seen) <= {"received", "done"}, seen
 
@@ -699,7 +699,7 @@ async def test_404_for_an_unknown_id_and_for_another_seats_envelope(hub: HubDir)
     async with in_process(hub) as live:
         assert (await live.post(tokens["alice"], markdown(posted))).status_code == 202
         hub.drop(f"{dropped}.md", markdown(dropped))
-        await until(lambda: input_row(hub, dropped))
+        await until_async(lambda: input_row(hub, dropped))
         for ident in (posted, dropped):
             assert (await live.client.get(f"/v1/envelopes/{ident}", headers=alice)).status_code == 200
             problem(await live.client.get(f"/v1/envelopes/{ident}", headers=bob), 404, "not-found")

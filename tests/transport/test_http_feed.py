@@ -13,7 +13,8 @@ import anyio
 import pytest
 
 from tests.conftest import HubDir, front_matter
-from tests.transport.http_rig import Live, bearer, in_process, markdown, problem, until, with_tokens
+from tests.polling import until_async
+from tests.transport.http_rig import Live, bearer, in_process, markdown, problem, with_tokens
 
 pytestmark = pytest.mark.anyio
 
@@ -41,7 +42,7 @@ async def feed_of(live: Live, token: str, count: int) -> list[dict[str, Any]]:
         replies: list[dict[str, Any]] = (await feed(live, token, "?limit=100"))["replies"]
         return replies if len(replies) >= count else None
 
-    found: list[dict[str, Any]] = await until(enough)
+    found: list[dict[str, Any]] = await until_async(enough)
     return found
 
 
@@ -108,7 +109,7 @@ async def test_a_long_poll_returns_terminal_false_and_empty_at_its_deadline(hub:
             state = await live.client.get(f"/v1/envelopes/{ident}", headers=bearer(alice))
             return bool(state.json()["state"] == "done")
 
-        await until(done)
+        await until_async(done)
         waited = await live.client.get(f"/v1/envelopes/{ident}/replies?wait=0.5", headers=bearer(alice))
         assert waited.status_code == 200
         assert waited.json() == {"replies": [], "terminal": False}
@@ -315,7 +316,7 @@ async def test_a_long_poll_on_the_feed_wakes_when_a_reply_is_committed(hub: HubD
 
         async with anyio.create_task_group() as group:
             group.start_soon(poll)
-            await until(lambda: live.service.in_flight > 0)
+            await until_async(lambda: live.service.in_flight > 0)
             # Meanwhile an envelope arrives through the file lane, not over HTTP.
             await anyio.to_thread.run_sync(lambda: hub.drop(f"{ident}.md", markdown(ident)))
         (answer,) = answers

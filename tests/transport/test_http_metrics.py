@@ -9,7 +9,8 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from tests.conftest import HubDir
-from tests.transport.http_rig import Live, bearer, in_process, markdown, until, with_tokens
+from tests.polling import until_async
+from tests.transport.http_rig import Live, bearer, in_process, markdown, with_tokens
 
 pytestmark = pytest.mark.anyio
 
@@ -67,7 +68,7 @@ async def test_metrics_count_inputs_replies_queue_and_http_requests_by_route_tem
             done = value(samples, "slopd_inputs", lane="inbox", type="query", status="done")
             return samples if latency == 2 and done == 1 else None
 
-        samples: dict[str, list[tuple[dict[str, str], float]]] = await until(settled)
+        samples: dict[str, list[tuple[dict[str, str], float]]] = await until_async(settled)
 
     assert value(samples, "slopd_inputs", lane="inbox", type="query", status="done") == 1
     assert value(samples, "slopd_inputs", lane="inbox", type="note", status="done") == 1

@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import SLOPD, HubDir, RunningDaemon
+from tests.polling import until
 from tests.transport.http_rig import markdown, served, with_tokens
 
 pytestmark = pytest.mark.slow  # real daemons on sockets or several watchers: the slow set
@@ -158,7 +159,10 @@ def test_a_long_poll_returns_as_the_reply_commits_and_the_feed_keeps_its_place_a
 
         waiter = threading.Thread(target=wait)
         waiter.start()
-        time.sleep(0.3)  # let the long-poll begin: the reply must be what ends it
+        # An ordering gap, not a check: the long-poll should begin before the reply is written.
+        # Nothing outside the process says a poll is parked; too short a gap only takes the
+        # immediate path (test_http_feed.py proves the wake-up in-process, on `in_flight`).
+        time.sleep(0.3)
         (hub.root / "inbox" / "20261201t100000z-two.md").write_bytes(markdown("20261201t100000z-two"))
         waiter.join(timeout=30)
         status, page = results["answer"]
@@ -192,6 +196,8 @@ def test_sigterm_ends_a_long_poll_with_an_answer_and_the_daemon_exits_cleanly(hu
 
         waiter = threading.Thread(target=wait)
         waiter.start()
+        # An ordering gap, not a check: the long-poll should be parked when SIGTERM comes (too
+        # short a gap fails the answer below, never passes it).
         time.sleep(0.5)
         assert daemon.stop(signal.SIGTERM) == 0
         waiter.join(timeout=30)
@@ -231,9 +237,7 @@ def test_a_kill_between_the_file_and_the_202_then_the_clients_retries_leave_one_
             stderr=subprocess.PIPE,
             text=True,
         )
-        deadline = time.monotonic() + 30
-        while first.alive() and time.monotonic() < deadline:
-            time.sleep(0.05)
+        until(lambda: not first.alive(), timeout=30)
         assert first.stop() == -signal.SIGKILL
     with RunningDaemon(hub, "--http", address) as second:
         second.up()

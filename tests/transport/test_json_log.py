@@ -16,8 +16,8 @@ from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 from tests.conftest import HubDir
-from tests.mcp.test_stdio_and_http import INITIALIZE, MCP_HEADERS, call, over_http
 from tests.transport.http_rig import bearer, markdown, served, with_tokens
+from tests.transport.mcp.test_stdio_and_http import INITIALIZE, MCP_HEADERS, call, over_http
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 

@@ -13,7 +13,7 @@ import pytest
 
 from slopd.baton.score import report
 from tests.conftest import HubDir
-from tests.test_baton_pack import Vessel, letter, state
+from tests.e2e.baton.test_baton_pack import Vessel, letter, state
 from tests.transport.http_rig import served, with_tokens
 from tests.transport.test_http_served import call
 

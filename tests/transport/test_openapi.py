@@ -47,7 +47,7 @@ from slopd.transport.problems import TITLES
 from slopd.transport.ratelimit import Allowance, Limiter
 from slopd.transport.server.app import Service, build
 from tests.conftest import HubDir, hub_env, toml_string
-from tests.test_baton_pack import letter, state
+from tests.e2e.baton.test_baton_pack import letter, state
 from tests.transport.http_rig import bearer, markdown, with_tokens
 
 DOCUMENT_FILE = resources.files("slopd.transport.server").joinpath("openapi.json")

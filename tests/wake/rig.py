@@ -10,7 +10,6 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-import anyio
 from mcp import Client, types
 from mcp.client.session import IncomingMessage
 
@@ -20,7 +19,8 @@ from slopd.transport.mcp import news
 from slopd.transport.mcp.seat import Seat
 from slopd.transport.mcp.server import build
 from tests.conftest import HubDir
-from tests.mcp.rig import text_of
+from tests.polling import until_async
+from tests.transport.mcp.rig import text_of
 
 
 @dataclass
@@ -38,9 +38,7 @@ class Heard:
 
     async def count(self, expected: int, timeout: float = 20.0) -> list[str]:
         """The URIs once `expected` notifications arrived; fails after `timeout`."""
-        with anyio.fail_after(timeout):
-            while len(self.updated) < expected:
-                await anyio.sleep(0.01)
+        await until_async(lambda: len(self.updated) >= expected, timeout, interval=0.01)
         return [uri for uri, _at in self.updated]
 
 

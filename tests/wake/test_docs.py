@@ -14,9 +14,10 @@ from typing import Any
 
 import jsonschema
 
-from tests.docs_blocks import ROOT, block_env, run_block, shell_block
-from tests.receiver import receiving
+from tests import ROOT
+from tests.docs_blocks import block_env, run_block, shell_block
 from tests.wake.hook_shapes import INPUTS, output_schema
+from tests.wake.receiver import receiving
 
 DOCS = ROOT / "docs"
 HOSTS = (("claude-code", "claude-code"), ("codex", "codex"), ("gemini", "gemini"))  # the snippets' order

@@ -20,7 +20,7 @@ from slopd.shell.lanes import Hub
 from slopd.shell.ledger import Ledger
 from slopd.transport.mcp.seat import Seat
 from tests.conftest import SLOPD, HubDir, toml_argv
-from tests.test_command_imports import SERVERS, imported
+from tests.e2e.cli.test_command_imports import SERVERS, imported
 from tests.wake.hook_shapes import INPUTS, output_schema
 from tests.wake.test_slop_wait import GATED
 

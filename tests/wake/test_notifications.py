@@ -18,12 +18,12 @@ from slopd.shell.config import ConfigError, parse
 from slopd.shell.lanes import Hub
 from slopd.transport.mcp.seat import Seat
 from tests.conftest import HubDir, envelope_text, toml_string
-from tests.receiver import Received, Receiver, receiving
-from tests.test_orders import ALICE
-from tests.test_quorum import GRACE, QuorumLab, two_person_order
-from tests.test_quorum import fixture_lab as fixture_lab  # noqa: PLC0414  # the quorum lab, reused
-from tests.test_quorum import humans as humans  # noqa: PLC0414
+from tests.e2e.signing.test_orders import ALICE
+from tests.e2e.signing.test_quorum import GRACE, QuorumLab, two_person_order
+from tests.e2e.signing.test_quorum import fixture_lab as fixture_lab  # noqa: PLC0414  # the quorum lab, reused
+from tests.e2e.signing.test_quorum import humans as humans  # noqa: PLC0414
 from tests.transport.http_rig import served
+from tests.wake.receiver import Received, Receiver, receiving
 
 SECRET = "s3cret-for-the-test"
 TOKEN = "tk_phone_token"

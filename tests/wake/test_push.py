@@ -13,7 +13,7 @@ import pytest
 from slopd.core import notices
 from slopd.core.errors import SetupError
 from slopd.shell import log, push
-from tests.receiver import receiving
+from tests.wake.receiver import receiving
 
 FAST = (0.01, 0.02, 0.04)
 

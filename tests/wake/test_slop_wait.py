@@ -12,7 +12,8 @@ import anyio
 import pytest
 
 from tests.conftest import HubDir, envelope_text, toml_argv
-from tests.mcp.rig import text_of
+from tests.polling import until_async
+from tests.transport.mcp.rig import text_of
 from tests.wake.rig import call, seat_session
 
 pytestmark = pytest.mark.anyio
@@ -49,10 +50,12 @@ async def test_with_ids_it_returns_the_terminal_reply_not_the_ack(hub: HubDir, t
 
             async with anyio.create_task_group() as group:
                 group.start_soon(wait)
-                status = await call(client, "slop_status", id=sent["id"], wait_s=0)
-                while [reply["type"] for reply in status["replies"]] != ["ack"]:
-                    await anyio.sleep(0.02)
+
+                async def acked() -> bool:
                     status = await call(client, "slop_status", id=sent["id"], wait_s=0)
+                    return [reply["type"] for reply in status["replies"]] == ["ack"]
+
+                await until_async(acked, interval=0.02)
                 assert outcome == {}  # acked, and the wait goes on
                 go.touch()
             daemon.check_alive()
