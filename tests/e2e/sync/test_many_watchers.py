@@ -495,7 +495,9 @@ def test_moving_the_home_mid_run_answers_every_id_once(cluster: Cluster, first: 
     answered exactly once (one ack, one result, from one watcher); those dropped after the move
     run on beta; those alpha had acked before it are left to alpha by beta, and alpha runs them.
     Reloaded first, the new home waits for the old one to step down, instigates still arriving."""
-    alpha = cluster.machine("alpha", delay=0.1)
+    # alpha runs one at a time, 0.3 s each: its queue (~6 s for the first 20) outlasts the move
+    # even on a loaded machine, so some instigates it acked are still in flight when beta takes over.
+    alpha = cluster.machine("alpha", delay=0.3)
     beta = cluster.machine("beta", delay=0.1)
     ids = [f"{PREFIX}-flow-{n:02d}" for n in range(30)]
     late = ids[20:]

@@ -68,7 +68,9 @@ def test_a_bounded_fuzz_pass_finds_no_invariant_violation(harness: str, tmp_path
 
     output = result.stdout + result.stderr
     assert result.returncode == 0, output[-3000:]
-    assert f"Done {RUNS} runs" in output, output[-3000:]
+    done = re.search(r"Done (\d+) runs", output)  # libFuzzer may run a few past -runs (reducing a new input)
+    assert done, output[-3000:]
+    assert int(done.group(1)) >= RUNS, output[-3000:]
     inited = re.search(r"INITED cov: (\d+) ft: \d+ corp: (\d+)/", output)
     assert inited, output[-3000:]
     assert int(inited.group(1)) > 50, "no coverage feedback: the parser was not instrumented"
