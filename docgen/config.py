@@ -107,7 +107,7 @@ def _type(check: Callable[[object, str], object], key: str) -> str:
     if not doc:
         raise SchemaError(
             f"config key {key}: its check {check.__qualname__} has no docstring; "
-            "write the type it accepts there (slopd/shell/config.py, rule 5)"
+            "write the type it accepts there (slopd/shell/config/checks.py, rule 2)"
         )
     return doc.splitlines()[0]
 

@@ -19,7 +19,8 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from slopd.app import App
-from slopd.transport.console.acts import Acts
+from slopd.transport.console.access import Access
+from slopd.transport.console.approving import Approving
 from slopd.transport.console.guard import Desk, RefusedError
 from slopd.transport.console.pages import Pages
 
@@ -29,7 +30,7 @@ Endpoint = Callable[[Request], Awaitable[Response]]
 def routes(app: App) -> tuple[list[BaseRoute], Desk]:
     """Rule 1: the console's routes over `app`, and its desk (told later where it is served)."""
     desk = Desk.open(app)
-    pages, acts = Pages(desk), Acts(desk)
+    pages, access, approving = Pages(desk), Access(desk), Approving(desk)
 
     def act(handler: Endpoint) -> Endpoint:
         async def endpoint(request: Request) -> Response:
@@ -44,17 +45,17 @@ def routes(app: App) -> tuple[list[BaseRoute], Desk]:
         Route("/", pages.home, methods=["GET"]),
         Route("/static/{name}", pages.asset, methods=["GET"]),
         Route("/signin", pages.sign_in_page, methods=["GET"]),
-        Route("/signin/options", act(acts.sign_in_options), methods=["POST"]),
-        Route("/signin/finish", act(acts.sign_in), methods=["POST"]),
-        Route("/signout", act(acts.sign_out), methods=["POST"]),
+        Route("/signin/options", act(access.sign_in_options), methods=["POST"]),
+        Route("/signin/finish", act(access.sign_in), methods=["POST"]),
+        Route("/signout", act(access.sign_out), methods=["POST"]),
         Route("/enroll", pages.enrol_page, methods=["GET"]),
-        Route("/enroll/options", act(acts.enrol_options), methods=["POST"]),
-        Route("/enroll/finish", act(acts.enrol), methods=["POST"]),
+        Route("/enroll/options", act(access.enrol_options), methods=["POST"]),
+        Route("/enroll/finish", act(access.enrol), methods=["POST"]),
         Route("/approvals", pages.guarded(pages.approvals), methods=["GET"]),
         Route("/approvals/{where}/{name}", pages.guarded(pages.approval), methods=["GET"]),
-        Route("/approvals/{where}/{name}/options", act(acts.approve_options), methods=["POST"]),
-        Route("/approvals/{where}/{name}/approve", act(acts.approve), methods=["POST"]),
-        Route("/approvals/drafts/{name}/decline", act(acts.decline), methods=["POST"]),
+        Route("/approvals/{where}/{name}/options", act(approving.approve_options), methods=["POST"]),
+        Route("/approvals/{where}/{name}/approve", act(approving.approve), methods=["POST"]),
+        Route("/approvals/drafts/{name}/decline", act(approving.decline), methods=["POST"]),
         Route("/activity", pages.guarded(pages.activity), methods=["GET"]),
         Route("/activity/{id}", pages.guarded(pages.envelope), methods=["GET"]),
         Route("/standups", pages.guarded(pages.standups), methods=["GET"]),
