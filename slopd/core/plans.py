@@ -5,7 +5,7 @@ carries the plan's effects out, in order, inside the input's batch (`daemon.batc
 nothing: each effect below says what it does, including its guard.
 
 Rules:
-1. Ledger statements are values (`Record`, `Advance`, `AddDuplicate` via `Duplicate`, the reply
+1. Ledger statements are values (`Record`, `Advance`, the duplicate's row of `Duplicate`, the reply
    rows of `Send`, `IndexNote`'s note); they join the batch's unit and commit with it.
 2. A reply is `Send`: written into `outbox/` (staged in a batch), recorded, logged and told to
    the human (`core.notices.of_reply`). A `Standup` change goes first; its paragraph joins the
