@@ -8,6 +8,9 @@ Rules:
    duplicate under another name (a sync client's copy) takes only signatures named after
    itself: one named after its original is the original's, archived with it or finished by the
    scan — taking it too could archive it twice (after a move of it cut short by a kill).
+   A signature that goes is forgotten by the gate (`Forget`): when it was seen alone before its
+   order, that first sight must not make the next signature of the same name (the next order
+   under the same file name) refused at once instead of waiting the grace.
 3. A move a crash cut short is finished: to the target the ledger or the link says, or to a
    fresh name.
 """
@@ -17,7 +20,7 @@ from __future__ import annotations
 from slopd.core.envelope import Envelope
 from slopd.core.facts import Companion, Input
 from slopd.core.names import order_of
-from slopd.core.plans import Done, Duplicate, Effect, Move
+from slopd.core.plans import Done, Duplicate, Effect, Forget, Move
 
 Companions = tuple[Companion, ...]
 
@@ -59,7 +62,7 @@ def sidecars(
     if input.lane != "authorized":
         return []
     found = {companion.name: companion for companion in companions}
-    moves: list[Effect] = []
+    effects: list[Effect] = []
     for name in envelope.sidecars if envelope is not None else (f"{input.name}.sig",):
         companion = found.get(name, Companion(name, present=False))
         order = order_of(name)
@@ -67,9 +70,10 @@ def sidecars(
             continue  # it belongs to another order in the lane, or to the original of this copy
         if not companion.present:
             continue
+        effects.append(Forget(name))
         if companion.linked is not None:  # a second link beside the order's archived copy: finish that move
             fields = (("sidecar", name), ("resumed", True))
-            moves.append(Move(input.lane, name, companion.linked, "sidecar.archived", fields))
+            effects.append(Move(input.lane, name, companion.linked, "sidecar.archived", fields))
         else:
-            moves.append(Move(input.lane, name, None, "sidecar.archived", (("sidecar", name),)))
-    return moves
+            effects.append(Move(input.lane, name, None, "sidecar.archived", (("sidecar", name),)))
+    return effects

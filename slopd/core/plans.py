@@ -5,7 +5,7 @@ carries the plan's effects out, in order, inside the input's batch (`daemon.batc
 nothing: each effect below says what it does, including its guard.
 
 Rules:
-1. Ledger statements are values (`Record`, `Advance`, `AddDuplicate` via `Duplicate`, the reply
+1. Ledger statements are values (`Record`, `Advance`, the duplicate's row of `Duplicate`, the reply
    rows of `Send`, `IndexNote`'s note); they join the batch's unit and commit with it.
 2. A reply is `Send`: written into `outbox/` (staged in a batch), recorded, logged and told to
    the human (`core.notices.of_reply`). A `Standup` change goes first; its paragraph joins the
@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from slopd.core.envelope import Envelope
 from slopd.core.lifecycle import Status
@@ -31,6 +31,8 @@ from slopd.core.notes import Note
 from slopd.core.notices import Notice
 from slopd.core.outcome import Outcome
 from slopd.core.targets import Target
+
+_Kind = TypeVar("_Kind")
 
 # -- the intake, the gate, the log ---------------------------------------------------------------
 
@@ -230,7 +232,7 @@ class Plan:
     effects: tuple[Effect, ...] = ()
     bind: tuple[tuple[str, str], ...] = ()
 
-    def of(self, kind: type[Any]) -> list[Any]:
+    def of(self, kind: type[_Kind]) -> list[_Kind]:
         """The effects of one kind (for tests and readers)."""
         return [effect for effect in self.effects if isinstance(effect, kind)]
 

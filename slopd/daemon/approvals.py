@@ -93,7 +93,7 @@ class Approvals:
         self.parts.notifier.notify(notice, time.monotonic(), self.parts.log.bind(file=path))
 
     def order_waits(self, name: str, sha256: str, *, signed: tuple[str, ...], missing: str) -> None:
-        """Rule 3 (from the pipeline, when the gate holds an order)."""
+        """Rule 3 (the interpreter's `OrderWaits`, when the handler holds an order)."""
         if not signed or (name, sha256) in self._orders:
             return
         self._orders.add((name, sha256))

@@ -10,8 +10,9 @@ Rules:
 4. A signature arriving releases the order held for it at once; a signature whose order is not
    there waits for it (the grace), or follows it at once when the order is already archived.
 5. Inputs whose job is queued or running are not candidates.
-6. A lane that is missing — at start, or gone since — is created again before the watcher
-   starts and at each scan (SPEC §7), and the watcher restarted to watch it.
+6. A lane that is missing — at start, or gone since — is created again before start-up recovery
+   writes its first reply, before the watcher starts and at each scan (SPEC §7), and the watcher
+   restarted to watch it.
 7. A writer in this process (the HTTP and MCP intake) hands on the admission of what it is
    about to write (`admit`, `core.admission` rule 7): kept until the file is read (`admitted`),
    at most `MAX_ADMITTED` of them (the oldest are dropped: that file is then parsed again).
@@ -72,7 +73,7 @@ class Arrivals:
             self.wake()
 
         log = self.parts.log
-        self._ensure_lanes()
+        self.ensure_lanes()
         self.watcher = Watcher(self.parts.hub.root, (*INPUT_LANES, *extra), polling=polling, put=put)
         self.watcher.start()
         self.intake.track(writers=self.watcher.reports_close)
@@ -114,14 +115,14 @@ class Arrivals:
         assert self.watcher is not None
         self.parts.log.error("watcher.died", action="restarted; rescanning")
         self.parts.health.failed("the watcher thread died (restarted)")
-        self._ensure_lanes()
+        self.ensure_lanes()
         self.watcher.restart()
         for error in self.watcher.errors:
             self.parts.log.error("watcher.unavailable", reason=error, fallback="rescans only")
         self._revive_at = now + REVIVE_PAUSE
         return False
 
-    def _ensure_lanes(self) -> bool:
+    def ensure_lanes(self) -> bool:
         """Re-create lanes that vanished (SPEC §7); True when one was made."""
         made = self.parts.hub.ensure_lanes()
         for lane in made:
@@ -170,7 +171,7 @@ class Arrivals:
         """Rule 1."""
         parts, intake = self.parts, self.intake
         self.backlog = False
-        if self._ensure_lanes() and self.watcher is not None:
+        if self.ensure_lanes() and self.watcher is not None:
             self.watcher.restart()  # watch the lanes just made
         intake.scan_started()
         wall = time.time()

@@ -53,7 +53,7 @@ def trusted(config: Config, log: Logger) -> Trusted:
 
 
 def nobody(config: Config, reason: str) -> orders.Trust:
-    """The trust of a file that cannot be used (rule 6): no signer, and why."""
+    """The trust of a file that cannot be used (rule 4): no signer, and why."""
     return orders.Trust(
         signers=(),
         namespace=config.auth.namespace,
@@ -104,6 +104,3 @@ class Gate:
     def orphan_until(self, sidecar: str, now: float) -> float:
         """Rule 3: when a signature whose order has not arrived stops waiting for it."""
         return self._first_seen.setdefault(sidecar, now) + self.grace
-
-    def waiting_for(self, sidecar: str) -> bool:
-        return sidecar in self._waiting

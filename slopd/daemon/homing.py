@@ -4,7 +4,7 @@ Rules:
 1. At start and at each reload the home is decided again (config first, then the hub file);
    an absent hub file is claimed for this watcher, loudly; a change is logged.
 2. The decision is carried by this module's `policy` (`home`, the seats others answer, whether
-   the hub is shared), which `core.routing.elsewhere` and the pipeline read: a watcher that is
+   the hub is shared), which the handler reads (`core.handling`, given it by the loop): a watcher that is
    not home leaves everything it does not answer untouched.
 3. Every `PRESENCE_EVERY` seconds this watcher's presence file is rewritten and the others'
    are read; two fresh watchers acting as home are an error: logged, kept as the last error

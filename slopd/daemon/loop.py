@@ -176,7 +176,9 @@ class Daemon:
         return next_scan
 
     def recover(self) -> None:
-        """Answer what a crash left unanswered, each in a batch of one (rule 3)."""
+        """Answer what a crash left unanswered, each in a batch of one (rule 3), into lanes made
+        again first if a git or sync client dropped them (its replies go to `outbox/`)."""
+        self.arrivals.ensure_lanes()
         recovery.remove_temps(self.parts.hub, self.parts.log)
         for row in self.parts.ledger.unfinished():
             facts = self.gathering.recovered(row)

@@ -10,6 +10,7 @@ import contextlib
 import functools
 import os
 import random
+import shutil
 import signal
 import sqlite3
 import sys
@@ -182,6 +183,29 @@ def test_kill_9_during_an_execution_is_answered_interrupted_and_never_rerun(
     assert snapshot(hub) == before
     assert commands.runs() == [ident]
     assert ledger_rows(hub)[ident] == row
+
+
+def test_an_execution_cut_short_is_answered_at_start_even_when_outbox_is_gone(
+    hub: HubDir, commands: Commands
+) -> None:
+    """SIGKILL mid-execution, then `outbox/` removed (a git checkout or a sync client dropped it):
+    the restart makes the lane again and answers "interrupted, not retried" — what start-up
+    recovers never keeps the daemon from starting (SPEC §7: missing lanes are made again)."""
+    hub.write_config(f"[executor]\ncommand = {toml_argv(commands.argv('run', '0'))}\ntimeout = 600\n")
+    ident = "20260704t100000z-cut-short"
+    instigate(hub, ident, "HANG until killed.\n")
+    with RunningDaemon(hub) as daemon:
+        daemon.until(lambda: commands.runs() == [ident])
+        daemon.kill9()
+    shutil.rmtree(hub.root / "outbox")
+
+    hub.run_once()
+
+    assert reply_types(hub, ident) == ["error"]
+    assert INTERRUPTED in body_of(hub.reply(ident, "error"))
+    assert hub.archived() == [f"{ident}.md"]
+    assert commands.runs() == [ident]
+    assert ledger_rows(hub)[ident]["status"] == "done"
 
 
 def test_kill_9_leaves_a_queued_execution_to_run_once_after_restart(hub: HubDir, commands: Commands) -> None:
