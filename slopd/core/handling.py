@@ -29,6 +29,9 @@ for (`Ask`), and is called again with it. The rules, for a lane entry (SPEC §7,
 8. Before a recipient is refused as unknown, and before a watcher that is not home runs one of
    its seats, the presence files are read again (`Ask(presences=True)`): a seat another watcher
    answers is left to it.
+9. A lane entry refused or found a duplicate leaves nothing in the gate's memory (`Forget`): the
+   next file of its name — an order under the same file name, a corrected envelope — is held
+   for its own signatures and assets from its own first sight, never judged by an old one.
 The other facts — an unfinished row at start-up, an execution's recorded outcome, a
 summarizer's answer — are answered by `core.finishing`.
 """
@@ -132,12 +135,19 @@ def _envelope(facts: Arrival, policy: Policy, now: Now) -> Plan | Ask:
     if isinstance(facts.read, Unread):
         if facts.read.gone:  # renamed away or deleted since the scan
             return Plan((log("debug", "envelope.vanished"),))
-        return _refuse(facts, _unread(facts, facts.read.reason), policy, now)
+        return _refuse(facts, _unread(facts, facts.read.reason), policy, now, _forgotten(facts))
     assert isinstance(facts.read, Bytes)
     assert facts.admitted is not None
     if isinstance(facts.admitted, Refused):
-        return _refuse(facts, _refused(facts.input, facts.admitted), policy, now)
+        return _refuse(facts, _refused(facts.input, facts.admitted), policy, now, _forgotten(facts))
     return _admitted(facts, facts.admitted, policy, now)
+
+
+def _forgotten(facts: Arrival) -> tuple[Effect, ...]:
+    """Rule 9: what the gate may remember of this lane entry, forgotten once it is answered: its
+    hold for assets, and in `authorized/` its hold for signatures (orders are held by name)."""
+    forget: tuple[Effect, ...] = (Forget((facts.lane, facts.name)),)
+    return (Forget(facts.name), *forget) if facts.lane == "authorized" else forget
 
 
 def _admitted(facts: Arrival, admitted: Examined, policy: Policy, now: Now) -> Plan | Ask:
@@ -146,7 +156,7 @@ def _admitted(facts: Arrival, admitted: Examined, policy: Policy, now: Now) -> P
     bind = (("id", envelope.id), ("type", envelope.type))
     judged = admission.judge(admitted, row.sha256 if row is not None else None)
     if isinstance(judged, Refused):
-        forget = (Forget(facts.name),)
+        forget = _forgotten(facts)
         if judged.refusal is Refusal.ACTION and elsewhere(envelope, policy.routing) is not None:
             return Plan((*forget, Quieten()), bind)  # the watcher it is for refuses it the same way
         return _refuse(facts, _refused(facts.input, judged, envelope), policy, now, forget)
@@ -191,7 +201,7 @@ def _known(facts: Arrival, admitted: Examined, policy: Policy, now: Now) -> Plan
                 input, row.archive, sidecar=False, envelope=envelope, companions=companions
             )
         case Step.DUPLICATE:
-            effects += [Forget(facts.name), *archiving.duplicate(input, envelope, sha, companions)]
+            effects += [*_forgotten(facts), *archiving.duplicate(input, envelope, sha, companions)]
     return Plan(tuple(effects))
 
 

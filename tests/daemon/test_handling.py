@@ -159,7 +159,8 @@ def test_an_invalid_file_asks_for_its_refusal_row_then_is_answered_under_its_key
     assert asked.row.startswith("invalid:")
     plan = handle(replace(facts, looked_up=(asked.row, None)), POLICY, NOW)
     assert isinstance(plan, Plan)
-    assert kinds(plan) == ["Record", "Log:envelope.invalid", "Send", "Done"]
+    assert kinds(plan) == ["Forget", "Record", "Log:envelope.invalid", "Send", "Done"]
+    assert [forget.key for forget in plan.of(Forget)] == [("inbox", "bad.md")]  # rule 9
     (record,) = plan.of(Record)
     assert (record.key, record.decision, record.mode) == (asked.row, "invalid", None)
     (send,) = plan.of(Send)
@@ -176,14 +177,22 @@ def test_a_refusal_already_answered_is_only_archived() -> None:
     done = row(QUERY, status=Status.DONE)
     plan = handle(replace(facts, looked_up=(asked.row, done)), POLICY, NOW)
     assert isinstance(plan, Plan)
-    assert kinds(plan) == ["Done"]
+    assert kinds(plan) == ["Forget", "Done"]
+
+
+@pytest.mark.parametrize("lane", ["inbox", "authorized"])
+def test_a_refused_entry_is_forgotten_by_the_gate_under_every_key_it_may_be_held_by(lane: str) -> None:
+    """Rule 9: its hold for assets by (lane, name); in authorized/ its hold for signatures by name."""
+    plan = planned(arrival(b"not an envelope\n", lane=lane, name="deploy.md"))
+    keys = [forget.key for forget in plan.of(Forget)]
+    assert keys == (["deploy.md", (lane, "deploy.md")] if lane == "authorized" else [(lane, "deploy.md")])
 
 
 @pytest.mark.parametrize(
     ("facts", "shape"),
     [
-        (arrival(b"not an envelope\n", name="bad.md"), ["Quieten"]),
-        (replace(arrival(QUERY), read=Unread("is a symbolic link")), ["Quieten"]),
+        (arrival(b"not an envelope\n", name="bad.md"), ["Forget", "Quieten"]),
+        (replace(arrival(QUERY), read=Unread("is a symbolic link")), ["Forget", "Quieten"]),
     ],
     ids=["invalid", "unreadable"],
 )
@@ -216,7 +225,7 @@ def test_a_file_that_vanished_is_nothing_and_one_that_cannot_be_read_is_refused(
     gone = planned(replace(arrival(QUERY), read=Unread("does not exist", gone=True)))
     assert kinds(gone) == ["Log:envelope.vanished"]
     unreadable = planned(replace(arrival(QUERY), read=Unread("is a directory")))
-    assert kinds(unreadable) == ["Record", "Log:envelope.invalid", "Send", "Done"]
+    assert kinds(unreadable) == ["Forget", "Record", "Log:envelope.invalid", "Send", "Done"]
     assert "the file is a directory" in unreadable.of(Send)[0].reply.body
 
 
