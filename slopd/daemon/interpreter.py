@@ -3,7 +3,7 @@
 The interpreter reads nothing to decide and decides nothing: the handler (`core.handling`) did,
 and every effect says what it does, guard included. What it adds is only what an effect needs
 at the moment it is made: the time stamps, the archive names reserved in this batch, the bound
-log, the standup's paragraph once the change is applied.
+log, the standup's paragraph once the change is applied, and the notes index's pages (rule 4).
 
 Rules:
 1. Ledger statements join the batch's unit (`daemon.batch`); replies and notes are written
@@ -15,6 +15,10 @@ Rules:
    (`core.notices.of_reply`).
 3. `Done` checks its guard — the lane's name still holds the inode that was read — as the move
    is reserved (`core.plans` rule 3).
+4. `IndexNote` is the one effect that reads the ledger: after recording the note it renders
+   `notes/INDEX.md` and the note's page from the ledger's notes (`daemon.notebook`), in the same
+   unit, so they include it. That is rendering a derived file, not a decision: no row of an
+   input is read, and what is written does not depend on which plan asked.
 """
 
 from __future__ import annotations
