@@ -57,6 +57,10 @@ class Arrivals:
         self._admitted: dict[Where, Examined] = {}  # rule 7, filled from other threads
         self._admitting = threading.Lock()
 
+    def reconfigure(self, parts: Parts) -> None:
+        """A reload: the new snapshot (`daemon.parts` rule 1)."""
+        self.parts = parts
+
     # -- the watcher -----------------------------------------------------------------------
 
     def watch(self, *, polling: bool, also: dict[str, Callable[[], None]] | None = None) -> None:

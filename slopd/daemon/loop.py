@@ -336,7 +336,8 @@ class Daemon:
             parts.health.failed(f"reload failed: {error}")
             return
         self.parts = parts = replace(parts, config=config)  # rule 7; the policy is decided below
-        for module in (self.homing, self.runs, self.approvals, self.gathering, self.interpreter):
+        modules = (self.homing, self.runs, self.approvals, self.arrivals, self.gathering, self.interpreter)
+        for module in modules:
             module.reconfigure(parts)
         parts.notifier.configure(config.notify, sinks)
         self.intake.reconfigure(settle=config.settle)

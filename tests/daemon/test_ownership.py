@@ -7,8 +7,10 @@ import dataclasses
 
 import pytest
 
+from slopd import app
 from slopd.daemon.parts import Health, Parts
 from tests import ROOT
+from tests.conftest import HubDir
 
 SLOPD = ROOT / "slopd"
 SCOPE = [*sorted((SLOPD / "daemon").glob("*.py")), SLOPD / "app.py", SLOPD / "cli" / "daemon.py"]
@@ -74,3 +76,20 @@ def test_health_keeps_the_last_error_behind_a_method() -> None:
     health.failed("lane inbox/ unreadable")
     health.failed("a batch of 3 inputs failed")
     assert health.last_error == "a batch of 3 inputs failed"
+
+
+def test_a_reload_hands_the_new_snapshot_to_every_module_that_keeps_one(hub: HubDir) -> None:
+    """Rule 1 of `daemon.parts`: after a reload no module of the daemon still holds the old `Parts`
+    (a module left out would go on with the config of before)."""
+    hub.write_config("settle = 0.1\n")
+    with app.start(hub.root, config_path=hub.config, state=hub.state, log_stream=None) as opened:
+        daemon = opened.daemon()
+        before = daemon.parts
+        hub.write_config("settle = 0.2\n")
+        daemon._reload()  # what the loop does at SIGHUP
+        assert daemon.parts is not before
+        assert daemon.parts.config.settle == 0.2
+        holders = {name: module for name, module in vars(daemon).items() if hasattr(module, "parts")}
+        assert {"arrivals", "homing", "runs", "gathering", "interpreter", "approvals"} <= set(holders)
+        stale = [name for name, module in holders.items() if module.parts is not daemon.parts]
+        assert stale == []
