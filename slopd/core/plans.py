@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 from slopd.core.envelope import Envelope
 from slopd.core.lifecycle import Status
@@ -37,14 +37,17 @@ _Kind = TypeVar("_Kind")
 # -- the intake, the gate, the log ---------------------------------------------------------------
 
 
+Level = Literal["debug", "info", "warning", "error"]  # a method of `shell.log.Logger` each
+
+
 @dataclass(frozen=True, slots=True)
 class Log:
-    level: str  # debug, info, warning, error
+    level: Level
     event: str
     fields: tuple[tuple[str, Any], ...] = ()
 
 
-def log(level: str, event: str, **fields: Any) -> Log:
+def log(level: Level, event: str, **fields: Any) -> Log:
     return Log(level, event, tuple(fields.items()))
 
 
