@@ -30,8 +30,8 @@ from slopd.core.errors import UsageError
 from slopd.core.layout import BELL_FILE, LEDGER_FILE, LOG_FILE
 from slopd.core.orders import Trust
 from slopd.daemon.batch import GroupCommit
-from slopd.daemon.gate import Trusted, trusted
-from slopd.daemon.loop import Daemon, warn_skipped
+from slopd.daemon.gate import Trusted, trusted, warn_skipped
+from slopd.daemon.loop import Daemon
 from slopd.daemon.notices import Notices
 from slopd.daemon.parts import Clock, Parts
 from slopd.shell import config as config_module

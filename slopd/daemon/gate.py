@@ -104,3 +104,10 @@ class Gate:
     def orphan_until(self, sidecar: str, now: float) -> float:
         """Rule 3: when a signature whose order has not arrived stops waiting for it."""
         return self._first_seen.setdefault(sidecar, now) + self.grace
+
+
+def warn_skipped(logger: Logger, config: Config, trust: orders.Trust | None) -> None:
+    """An allowed_signers line slopd leaves out (another key type) is a warning, not a refusal."""
+    for skipped in trust.skipped if trust is not None else ():
+        path = str(config.auth.allowed_signers)
+        logger.warning("allowed_signers.skipped", path=path, line=skipped.line, reason=skipped.reason)

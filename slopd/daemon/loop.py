@@ -6,13 +6,13 @@ Order of effects for one input (SPEC §7): ledger `received` → (ack) → `exec
 Rules:
 1. The loop's thread owns the hub, the ledger and every reply; worker threads only run
    commands (`daemon.jobs`). Signal handlers only set a flag and wake the loop.
-2. One input's trip goes one way: arrivals → intake → gathering (its facts) → the handler
-   (`core.handling`: a plan) → the interpreter, in a batch.
-3. Due inputs are handled in batches of up to `BATCH` (group commit, `daemon.batch`); a batch
-   whose commit failed is redone one input at a time, so an input that cannot be answered
-   never holds back the others. Finished jobs and start-up recovery are batches of one.
-4. An input never crashes the loop: an unexpected failure is logged and the file stays in its
-   lane for the next full scan.
+2. One input's trip goes one way: arrivals → intake → `daemon.answering` (gathering, the
+   handler, the interpreter, in batches); finished jobs and start-up recovery go there too.
+3. What the loop waits for is the earliest of: the next scan, the intake's next deadline, the
+   notifier's, systemd's watchdog, this watcher's presence, the next look at trusted files — or a
+   wake-up (a watcher hint, a finished job, a console notice, a signal).
+4. Nothing crashes the loop: an input, a job's reply, a console notice that fails is logged and
+   left for later (the next full scan, the next start, the console's own error).
 5. SIGHUP reloads the config (an invalid one is logged and the old one kept) and decides the
    home watcher again (`daemon.homing`), which also refreshes this watcher's presence; SIGTERM stops
    taking work, lets running jobs finish for `grace` seconds, then cancels them.
@@ -30,17 +30,11 @@ import time
 from collections.abc import Callable
 from dataclasses import replace
 
-from slopd.core.facts import Arrival, Facts, Input, Now, Policy
-from slopd.core.handling import handle
 from slopd.core.intake import Intake
-from slopd.core.names import Kind
-from slopd.core.orders import Trust
-from slopd.core.plans import Ask, Plan
-from slopd.daemon import recovery
+from slopd.daemon.answering import Answering
 from slopd.daemon.approvals import Approvals
 from slopd.daemon.arrivals import Arrivals
-from slopd.daemon.batch import Batch, Where
-from slopd.daemon.gate import Gate, Trusted, trusted
+from slopd.daemon.gate import Gate, Trusted, trusted, warn_skipped
 from slopd.daemon.gathering import Gatherer
 from slopd.daemon.homing import Homing
 from slopd.daemon.interpreter import Interpreter
@@ -49,11 +43,8 @@ from slopd.daemon.parts import Parts
 from slopd.daemon.runs import Runs
 from slopd.daemon.standups import Standups
 from slopd.shell.config import Config
-from slopd.shell.lanes import Entry, signature_of
-from slopd.shell.log import Logger
 from slopd.shell.sdnotify import SystemdNotifier
 
-BATCH = 100  # inputs per group commit
 WRITER_TIMEOUT = 30.0  # seconds an open writer is waited for before it is presumed gone
 Reload = Callable[[], Config]
 
@@ -82,6 +73,9 @@ class Daemon:
         self.interpreter = Interpreter(
             parts, self.intake, self.gate, self.runs, Standups(parts), self.approvals
         )
+        self.answering = Answering(
+            parts, self.intake, self.arrivals, self.gathering, self.interpreter, self.homing, self.runs
+        )
         self.systemd = SystemdNotifier()
         self._reload_requested = self._rescan_requested = False
         self._last_status = ""
@@ -108,7 +102,7 @@ class Daemon:
         `stopping` runs once the loop has ended, before the shutdown (the HTTP server's drain)."""
         self.homing.resolve()
         self.homing.tick(time.monotonic())  # this watcher's presence, before the first scan
-        self.recover()
+        self.answering.recover()
         if not once:
             self.arrivals.watch(polling=polling, also=self.approvals.watched())
         next_scan, ready = 0.0, False
@@ -127,9 +121,9 @@ class Daemon:
                     if not ready:
                         self.systemd.ready(self.summary())
                         ready = True
-                self.process_due(time.monotonic())
+                self.answering.process_due(time.monotonic())
                 self.process_notices()
-                self.finish_jobs()
+                self.answering.finish_jobs()
                 if once and self._drained():
                     break
                 self._report_health()
@@ -174,118 +168,6 @@ class Daemon:
         self.wakeup.wait(timeout=max(deadline - time.monotonic(), 0.0))
         self.wakeup.clear()
         return next_scan
-
-    def recover(self) -> None:
-        """Answer what a crash left unanswered, each in a batch of one (rule 3), into lanes made
-        again first if a git or sync client dropped them (its replies go to `outbox/`)."""
-        self.arrivals.ensure_lanes()
-        recovery.remove_temps(self.parts.hub, self.parts.log)
-        for row in self.parts.ledger.unfinished():
-            facts = self.gathering.recovered(row)
-            plan = handle(facts, self._policy(), self._now())
-            assert isinstance(plan, Plan)
-            if plan.effects:
-                self._in_batch_of_one(plan, Input(row.lane, row.file, None))
-
-    def process_due(self, now: float) -> None:
-        """Handle every candidate whose wait is over and that has not changed meanwhile (rule 3)."""
-        due = self.intake.due(now)
-        for start in range(0, len(due), BATCH):
-            undone = self._batch([(where, None) for where in due[start : start + BATCH]])
-            if len(undone) > 1:
-                for item in undone:
-                    self._batch([item])
-
-    def _batch(self, inputs: list[tuple[Where, Kind | None]]) -> list[tuple[Where, Kind | None]]:
-        """Handle `inputs` as one batch; returns those whose effects a failed commit undid.
-
-        An input with no kind yet is a candidate: it is confirmed unchanged (and its kind taken)
-        first; one with a kind is being redone, already confirmed.
-        """
-        parts = self.parts
-        batch = parts.commits.open(stage=len(inputs) > 1)
-        try:
-            for (lane, name), known in inputs:
-                status = parts.hub.lstat(lane, name)
-                if known is None:
-                    kind = self.intake.take((lane, name), signature_of(status), now=time.monotonic())
-                else:
-                    kind = None if self.runs.busy((lane, name)) else known
-                if kind is None or status is None:
-                    continue
-                batch.inputs.append(((lane, name), kind))
-                self._handle(batch, lane, Entry(name, status), kind)
-        finally:
-            undone = self._commit(batch)
-        return undone
-
-    def _commit(self, batch: Batch) -> list[tuple[Where, Kind | None]]:
-        """Commit `batch`; the inputs left in their lanes wait for the next full scan."""
-        committed = self.parts.commits.commit(batch)
-        for where, reason in committed.failed:
-            self._failed(where, reason)
-        undone = set(committed.undone)
-        return [(where, kind) for where, kind in batch.inputs if where in undone]
-
-    def _handle(self, batch: Batch, lane: str, entry: Entry, kind: Kind) -> None:
-        """Gather one input's facts, handle them, carry the plan out in `batch` (rules 2 and 4)."""
-        parts = self.parts
-        try:
-            admitted = self.arrivals.admitted((lane, entry.name))
-            facts = self.gathering.arrival(lane, entry, kind, self.homing.policy, admitted)
-            plan = self._plan(facts)
-            self.interpreter.execute(batch, plan, facts.input, entry.signature, kind)
-        except Exception:  # one bad input must never stop the loop
-            parts.log.bind(lane=lane, file=entry.name).exception("envelope.failed")
-            self._failed((lane, entry.name), f"{lane}/{entry.name}: handling failed")
-
-    def _failed(self, where: Where, reason: str) -> None:
-        """An input that could not be finished: it stays in its lane for the next full scan."""
-        self.intake.failed(where)
-        self.parts.health.failed(reason)
-
-    def _plan(self, facts: Facts) -> Plan:
-        """The handler's plan for `facts`, with whatever more it asks for (at most twice)."""
-        policy, now = self._policy(), self._now()
-        planned = handle(facts, policy, now)
-        for _ in range(2):
-            if not isinstance(planned, Ask):
-                break
-            assert isinstance(facts, Arrival)
-            facts = self.gathering.answer(facts, planned, self.homing)
-            planned = handle(facts, policy, now)
-        assert isinstance(planned, Plan), planned
-        return planned
-
-    def _policy(self) -> Policy:
-        config = self.parts.config
-        return Policy(
-            self.homing.policy,
-            config.watcher,
-            config.summarizer is not None,
-            config.auth.sig_grace,
-            config.auth.namespace,
-        )
-
-    def _now(self) -> Now:
-        return Now(self.parts.clock.wall(), time.monotonic())
-
-    def _in_batch_of_one(self, plan: Plan, input: Input) -> None:
-        batch = self.parts.commits.open(stage=False)
-        try:
-            self.interpreter.execute(batch, plan, input)
-        finally:
-            self._commit(batch)  # what was done is committed, as for any batch
-
-    def finish_jobs(self) -> None:
-        """Answer finished jobs, each in a batch of one: an outcome is committed at once."""
-        for done in self.runs.collect():
-            try:
-                facts = self.gathering.finished(done, self.runs.settle(done))
-                self._in_batch_of_one(self._plan(facts), facts.input)
-            except Exception:  # the loop outlives a failed reply; the next start resumes it
-                done.job.log.exception("job.failed")
-                self.parts.health.failed(f"{done.job.key}: its reply failed")
 
     # -- health, reload, shutdown ----------------------------------------------------------
 
@@ -337,7 +219,7 @@ class Daemon:
             return
         self.parts = parts = replace(parts, config=config)  # rule 7; the policy is decided below
         modules = (self.homing, self.runs, self.approvals, self.arrivals, self.gathering, self.interpreter)
-        for module in modules:
+        for module in (*modules, self.answering):
             module.reconfigure(parts)
         parts.notifier.configure(config.notify, sinks)
         self.intake.reconfigure(settle=config.settle)
@@ -357,20 +239,13 @@ class Daemon:
         while pool.running() and time.monotonic() < deadline:
             self.wakeup.wait(timeout=min(0.1, max(deadline - time.monotonic(), 0.0)))
             self.wakeup.clear()
-            self.finish_jobs()
+            self.answering.finish_jobs()
         if pool.running():
             pool.cancel_all()
             while pool.running():
                 self.wakeup.wait(timeout=0.1)
                 self.wakeup.clear()
-                self.finish_jobs()
+                self.answering.finish_jobs()
         self.homing.stopped()
         self.parts.notifier.flush()
         self.parts.notifier.wait()
-
-
-def warn_skipped(logger: Logger, config: Config, trust: Trust | None) -> None:
-    """An allowed_signers line slopd leaves out (another key type) is a warning, not a refusal."""
-    for skipped in trust.skipped if trust is not None else ():
-        path = str(config.auth.allowed_signers)
-        logger.warning("allowed_signers.skipped", path=path, line=skipped.line, reason=skipped.reason)

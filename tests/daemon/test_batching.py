@@ -19,8 +19,8 @@ import pytest
 from slopd.core.lifecycle import Status
 from slopd.core.names import Kind
 from slopd.core.outcome import Produced
+from slopd.daemon.answering import BATCH
 from slopd.daemon.batch import GroupCommit
-from slopd.daemon.loop import BATCH
 from slopd.shell import log
 from slopd.shell.archive import Archive, Move
 from slopd.shell.lanes import Hub

@@ -20,7 +20,7 @@ DIGEST = "0" * 64
 def step(daemon: Daemon) -> None:
     """One turn of the loop: a full scan, then every input that is due."""
     daemon.arrivals.scan(time.monotonic())
-    daemon.process_due(time.monotonic())
+    daemon.answering.process_due(time.monotonic())
 
 
 @contextmanager
@@ -29,7 +29,7 @@ def daemon_of(hub: HubDir) -> Iterator[Daemon]:
     with app.start(hub.root, config_path=hub.config, state=hub.state, log_stream=None) as opened:
         daemon = opened.daemon()
         daemon.homing.resolve()
-        daemon.recover()
+        daemon.answering.recover()
         yield daemon
 
 

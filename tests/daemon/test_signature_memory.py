@@ -18,7 +18,7 @@ ORDER, SIGNATURE = "deploy.md", "deploy.md.sig"
 def step(daemon: Daemon) -> None:
     """One turn of the loop: a full scan, then every input that is due."""
     daemon.arrivals.scan(time.monotonic())
-    daemon.process_due(time.monotonic())
+    daemon.answering.process_due(time.monotonic())
 
 
 def test_a_signature_archived_with_its_order_is_forgotten_so_the_next_one_waits_the_grace(
@@ -33,7 +33,7 @@ def test_a_signature_archived_with_its_order_is_forgotten_so_the_next_one_waits_
     with app.start(hub.root, config_path=hub.config, state=hub.state, log_stream=None) as opened:
         daemon = opened.daemon()
         daemon.homing.resolve()
-        daemon.recover()
+        daemon.answering.recover()
         hub.drop(SIGNATURE, b"not a signature\n", lane="authorized")
         step(daemon)  # seen alone: held for its order
         first_seen = time.monotonic()
