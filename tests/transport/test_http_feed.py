@@ -316,9 +316,11 @@ async def test_a_long_poll_on_the_feed_wakes_when_a_reply_is_committed(hub: HubD
 
         async with anyio.create_task_group() as group:
             group.start_soon(poll)
-            await until_async(lambda: live.service.in_flight > 0)
+            await until_async(lambda: live.service.doorbell.parked > 0)  # asleep, not looking
+            assert "slopd_long_polls_parked 1.0" in (await live.client.get("/metrics")).text
             # Meanwhile an envelope arrives through the file lane, not over HTTP.
             await anyio.to_thread.run_sync(lambda: hub.drop(f"{ident}.md", markdown(ident)))
+        assert "slopd_long_polls_parked 0.0" in (await live.client.get("/metrics")).text
         (answer,) = answers
         assert answer.status_code == 200
         (reply,) = answer.json()["replies"]

@@ -13,7 +13,6 @@ import socket
 import sqlite3
 import subprocess
 import threading
-import time
 import urllib.request
 from pathlib import Path
 from typing import Any
@@ -43,6 +42,14 @@ def call(
 
 def post(url: str, token: str, data: bytes) -> tuple[int, Any]:
     return call(f"{url}/v1/envelopes", token, "POST", data, **{"Content-Type": "text/markdown"})
+
+
+def parked(url: str) -> float:
+    """The long-polls asleep until a commit, from `/metrics` (`slopd_long_polls_parked`)."""
+    with urllib.request.urlopen(f"{url}/metrics", timeout=10) as response:
+        text = response.read().decode()
+    (line,) = [line for line in text.splitlines() if line.startswith("slopd_long_polls_parked ")]
+    return float(line.split()[1])
 
 
 def free_port() -> int:
@@ -159,10 +166,7 @@ def test_a_long_poll_returns_as_the_reply_commits_and_the_feed_keeps_its_place_a
 
         waiter = threading.Thread(target=wait)
         waiter.start()
-        # An ordering gap, not a check: the long-poll should begin before the reply is written.
-        # Nothing outside the process says a poll is parked; too short a gap only takes the
-        # immediate path (test_http_feed.py proves the wake-up in-process, on `in_flight`).
-        time.sleep(0.3)
+        until(lambda: parked(url) >= 1)  # asleep before the reply is written: the wake-up is tested
         (hub.root / "inbox" / "20261201t100000z-two.md").write_bytes(markdown("20261201t100000z-two"))
         waiter.join(timeout=30)
         status, page = results["answer"]
@@ -196,9 +200,7 @@ def test_sigterm_ends_a_long_poll_with_an_answer_and_the_daemon_exits_cleanly(hu
 
         waiter = threading.Thread(target=wait)
         waiter.start()
-        # An ordering gap, not a check: the long-poll should be parked when SIGTERM comes (too
-        # short a gap fails the answer below, never passes it).
-        time.sleep(0.5)
+        until(lambda: parked(url) >= 1)  # asleep when SIGTERM comes: the drain must wake it
         assert daemon.stop(signal.SIGTERM) == 0
         waiter.join(timeout=30)
         status, page = results["answer"]

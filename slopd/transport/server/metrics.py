@@ -9,14 +9,15 @@ Rules:
 3. Drop→reply latency is observed for envelopes received over HTTP by this process: from the
    receipt to the commit of their first reply (the bell's ring), in seconds. The receipt is
    noted (`received`) before the daemon is told of the file, so no reply can come first.
+4. `slopd_long_polls_parked`: the long-polls asleep until a commit now (`waiting` rule 4).
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
-from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
@@ -51,7 +52,7 @@ class _Ledger(Collector):
 
 
 class Metrics:
-    def __init__(self, receipts: Receipts, hub: Hub) -> None:
+    def __init__(self, receipts: Receipts, hub: Hub, parked: Callable[[], int] = lambda: 0) -> None:
         self.registry = CollectorRegistry()
         self.registry.register(_Ledger(receipts, hub))
         self.requests = Counter(
@@ -63,6 +64,8 @@ class Metrics:
             buckets=_BUCKETS,
             registry=self.registry,
         )
+        parking = Gauge("slopd_long_polls_parked", "Long-polls asleep until a commit", registry=self.registry)
+        parking.set_function(lambda: float(parked()))  # rule 4
         self._receipted: dict[str, float] = {}
         self._last_seq = receipts.bounds()[1]
 

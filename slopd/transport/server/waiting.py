@@ -7,6 +7,8 @@ Rules:
    committed between the look and the wait is never missed; a missed ring only delays it.
 3. A wait ends at its deadline, or at once when the server starts to stop (`close`), with
    whatever the last look found.
+4. `parked` counts the waits that have looked, found nothing yet, and sleep until a ring (the
+   `slopd_long_polls_parked` gauge of `/metrics`).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ class Doorbell:
         self.closing = False
         self._loop: asyncio.AbstractEventLoop | None = None
         self._waiting: set[asyncio.Event] = set()
+        self.parked = 0  # rule 4
         self._unlisten: Callable[[], None] | None = None
 
     def open(self) -> None:
@@ -63,7 +66,11 @@ class Doorbell:
                 remaining = deadline - loop.time()
                 if done(found) or remaining <= 0 or self.closing:
                     return found
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(event.wait(), remaining)
+                self.parked += 1
+                try:
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(event.wait(), remaining)
+                finally:
+                    self.parked -= 1
         finally:
             self._waiting.discard(event)
