@@ -95,10 +95,14 @@ ALTER TABLE replies ADD COLUMN recipient TEXT;
 UPDATE replies SET recipient = (SELECT sender FROM inputs WHERE inputs.key = lower(replies.in_reply_to));
 """
 
-# Notes newest first (`core.notes` rule 1) through an index, so no read sorts every note.
+# Notes newest first (`core.notes` rule 1) through an index, so no read sorts every note; the
+# console's Activity list (newest inputs) and an envelope's replies likewise read an index, so a
+# page costs the same with 100 inputs as with a million.
 _INDEXES = """
 CREATE INDEX IF NOT EXISTS replies_by_recipient ON replies (recipient);
 CREATE INDEX IF NOT EXISTS notes_by_time ON notes (julianday(replace(created_at, 'Z', '')));
+CREATE INDEX IF NOT EXISTS inputs_by_time ON inputs (received_at, key);
+CREATE INDEX IF NOT EXISTS replies_answering ON replies (lower(in_reply_to));
 """
 
 
