@@ -65,8 +65,13 @@ async def test_metrics_count_inputs_replies_queue_and_http_requests_by_route_tem
         async def settled() -> dict[str, list[tuple[dict[str, str], float]]] | None:
             samples = await scrape(live)
             latency = value(samples, "slopd_drop_to_reply_seconds_count")
-            done = value(samples, "slopd_inputs", lane="inbox", type="query", status="done")
-            return samples if latency == 2 and done == 1 else None
+            done = [
+                value(samples, "slopd_inputs", lane="inbox", type=kind, status="done")
+                for kind in ("query", "note")
+            ]
+            # The files leave inbox/ just after the commit that marks them done (SPEC §7's order).
+            waiting = value(samples, "slopd_queue_depth", where="inbox")
+            return samples if latency == 2 and done == [1, 1] and waiting == 0 else None
 
         samples: dict[str, list[tuple[dict[str, str], float]]] = await until_async(settled)
 

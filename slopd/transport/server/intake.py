@@ -95,6 +95,9 @@ class Intake:
             self.receipts.forget(envelope.key)
             raise refusal(new)
         self.admit("inbox", file, examined)  # before the watcher can see the file
+        # Before the file exists too: renamed in, it is complete at once, and the daemon may
+        # answer it and commit the reply before this thread goes on (the metric would miss it).
+        self.received(envelope.key)
         try:
             submit.drop(self.hub, data, name=file, admitted=envelope)
         except FileExistsError:
@@ -106,7 +109,6 @@ class Intake:
             raise
         faults.passed("http.dropped")  # the crash tests' seam: a kill between the file and the 202
         self.receipts.written(envelope.key)
-        self.received(envelope.key)  # before the daemon hears of it: its reply may be committed at once
         self.arrived("inbox", file)  # complete: the daemon need not wait for it to settle
         return Accepted(_as_written(receipt), replayed=False)
 

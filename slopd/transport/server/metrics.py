@@ -8,7 +8,7 @@ Rules:
    series) and status.
 3. Drop→reply latency is observed for envelopes received over HTTP by this process: from the
    receipt to the commit of their first reply (the bell's ring), in seconds. The receipt is
-   noted (`received`) before the daemon is told of the file, so no reply can come first.
+   noted (`received`) before the file is written, so no reply can come first.
 4. `slopd_long_polls_parked`: the long-polls asleep until a commit now (`waiting` rule 4).
 """
 
