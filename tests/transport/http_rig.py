@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import httpx2
+from prometheus_client.parser import text_string_to_metric_families
 
 from slopd import app
 from slopd.transport import tokens as token_file
@@ -130,6 +131,26 @@ def problem(response: httpx2.Response, status: int, kind: str) -> dict[str, Any]
     assert body["title"], body
     assert isinstance(body["detail"], str), body
     return body
+
+
+Samples = dict[str, list[tuple[dict[str, str], float]]]
+
+
+def samples(text: str) -> Samples:
+    """Every sample of a `/metrics` text by sample name: [(labels, value)], by prometheus-client's
+    own parser."""
+    found: Samples = {}
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            found.setdefault(sample.name, []).append((dict(sample.labels), sample.value))
+    return found
+
+
+def value(found: Samples, name: str, **labels: str) -> float | None:
+    """The one sample of `name` with exactly `labels` (None: there is none)."""
+    numbers = [number for seen, number in found.get(name, []) if seen == labels]
+    assert len(numbers) <= 1, (name, labels, numbers)
+    return numbers[0] if numbers else None
 
 
 def files(hub: HubDir, lane: str) -> dict[str, bytes]:

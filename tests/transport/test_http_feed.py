@@ -14,7 +14,7 @@ import pytest
 
 from tests.conftest import HubDir, front_matter
 from tests.polling import until_async
-from tests.transport.http_rig import Live, bearer, in_process, markdown, problem, with_tokens
+from tests.transport.http_rig import Live, bearer, in_process, markdown, problem, samples, value, with_tokens
 
 pytestmark = pytest.mark.anyio
 
@@ -44,6 +44,11 @@ async def feed_of(live: Live, token: str, count: int) -> list[dict[str, Any]]:
 
     found: list[dict[str, Any]] = await until_async(enough)
     return found
+
+
+def parked(metrics: Any) -> float | None:
+    """`slopd_long_polls_parked` of a `/metrics` answer."""
+    return value(samples(metrics.text), "slopd_long_polls_parked")
 
 
 def check_reply(hub: HubDir, reply: dict[str, Any], in_reply_to: str, type: str, to: str) -> None:
@@ -317,10 +322,10 @@ async def test_a_long_poll_on_the_feed_wakes_when_a_reply_is_committed(hub: HubD
         async with anyio.create_task_group() as group:
             group.start_soon(poll)
             await until_async(lambda: live.service.doorbell.parked > 0)  # asleep, not looking
-            assert "slopd_long_polls_parked 1.0" in (await live.client.get("/metrics")).text
+            assert parked(await live.client.get("/metrics")) == 1
             # Meanwhile an envelope arrives through the file lane, not over HTTP.
             await anyio.to_thread.run_sync(lambda: hub.drop(f"{ident}.md", markdown(ident)))
-        assert "slopd_long_polls_parked 0.0" in (await live.client.get("/metrics")).text
+        assert parked(await live.client.get("/metrics")) == 0
         (answer,) = answers
         assert answer.status_code == 200
         (reply,) = answer.json()["replies"]

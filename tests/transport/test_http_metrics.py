@@ -6,11 +6,10 @@ Read with prometheus-client's own parser, after envelopes really went through th
 from __future__ import annotations
 
 import pytest
-from prometheus_client.parser import text_string_to_metric_families
 
 from tests.conftest import HubDir
 from tests.polling import until_async
-from tests.transport.http_rig import Live, bearer, in_process, markdown, with_tokens
+from tests.transport.http_rig import Live, Samples, bearer, in_process, markdown, samples, value, with_tokens
 
 pytestmark = pytest.mark.anyio
 
@@ -20,22 +19,12 @@ def fixture_anyio_backend() -> str:
     return "asyncio"
 
 
-async def scrape(live: Live) -> dict[str, list[tuple[dict[str, str], float]]]:
+async def scrape(live: Live) -> Samples:
     """Every sample of /metrics by sample name: [(labels, value)]."""
     answer = await live.client.get("/metrics")
     assert answer.status_code == 200, answer.text
     assert answer.headers["content-type"].startswith("text/plain; version=0.0.4")
-    samples: dict[str, list[tuple[dict[str, str], float]]] = {}
-    for family in text_string_to_metric_families(answer.text):
-        for sample in family.samples:
-            samples.setdefault(sample.name, []).append((dict(sample.labels), sample.value))
-    return samples
-
-
-def value(samples: dict[str, list[tuple[dict[str, str], float]]], name: str, **labels: str) -> float | None:
-    found = [number for seen, number in samples.get(name, []) if seen == labels]
-    assert len(found) <= 1, (name, labels, found)
-    return found[0] if found else None
+    return samples(answer.text)
 
 
 async def test_metrics_count_inputs_replies_queue_and_http_requests_by_route_template(hub: HubDir) -> None:
@@ -62,7 +51,7 @@ async def test_metrics_count_inputs_replies_queue_and_http_requests_by_route_tem
             await live.client.post(f"/v1/replies/{result['id']}/ack", headers=bearer(alice))
         ).status_code == 204
 
-        async def settled() -> dict[str, list[tuple[dict[str, str], float]]] | None:
+        async def settled() -> Samples | None:
             samples = await scrape(live)
             latency = value(samples, "slopd_drop_to_reply_seconds_count")
             done = [
@@ -73,7 +62,7 @@ async def test_metrics_count_inputs_replies_queue_and_http_requests_by_route_tem
             waiting = value(samples, "slopd_queue_depth", where="inbox")
             return samples if latency == 2 and done == [1, 1] and waiting == 0 else None
 
-        samples: dict[str, list[tuple[dict[str, str], float]]] = await until_async(settled)
+        samples: Samples = await until_async(settled)
 
     assert value(samples, "slopd_inputs", lane="inbox", type="query", status="done") == 1
     assert value(samples, "slopd_inputs", lane="inbox", type="note", status="done") == 1

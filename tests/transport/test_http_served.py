@@ -21,7 +21,7 @@ import pytest
 
 from tests.conftest import SLOPD, HubDir, RunningDaemon
 from tests.polling import until
-from tests.transport.http_rig import markdown, served, with_tokens
+from tests.transport.http_rig import markdown, samples, served, value, with_tokens
 
 pytestmark = pytest.mark.slow  # real daemons on sockets or several watchers: the slow set
 
@@ -47,9 +47,7 @@ def post(url: str, token: str, data: bytes) -> tuple[int, Any]:
 def parked(url: str) -> float:
     """The long-polls asleep until a commit, from `/metrics` (`slopd_long_polls_parked`)."""
     with urllib.request.urlopen(f"{url}/metrics", timeout=10) as response:
-        text = response.read().decode()
-    (line,) = [line for line in text.splitlines() if line.startswith("slopd_long_polls_parked ")]
-    return float(line.split()[1])
+        return value(samples(response.read().decode()), "slopd_long_polls_parked") or 0.0
 
 
 def free_port() -> int:
