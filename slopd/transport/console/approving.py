@@ -37,9 +37,13 @@ from slopd.transport.console import approvals, keyring
 from slopd.transport.console.acting import answer, ceremonies, read_body, signed_in
 from slopd.transport.console.ceremonies import CeremonyError, parse_assertion
 from slopd.transport.console.guard import Desk, RefusedError, secure
-from slopd.transport.console.sessions import PIN_TTL, Session
+from slopd.transport.console.sessions import PIN_TTL, Ceremony, Session
 
 NOTICE_TIMEOUT = 30.0
+OUT_OF_DATE = {  # what a stale or foreign one-time token is told, by kind
+    "pin": "this page is out of date: reload it to see what you would sign",
+    "approve": "the approval expired; press the button again",
+}
 
 
 class Approving:
@@ -48,16 +52,8 @@ class Approving:
 
     async def approve_options(self, request: Request) -> Response:
         desk, session = self.desk, signed_in(self.desk, request)
-        body = await read_body(request)
-        desk.check_post(request, session, request.headers.get("x-csrf-token"))
-        pin = desk.sessions.take(body.get("pin"), "pin", time.time())
         where, name = request.path_params["where"], request.path_params["name"]
-        if (
-            pin is None
-            or pin.data["session"] != session.id
-            or (pin.data["where"], pin.data["name"]) != (where, name)
-        ):
-            raise RefusedError(400, "this page is out of date: reload it to see what you would sign")
+        pin, _ = await self._taken(request, session, "pin", "pin")
         order: bytes = pin.state
         item = await anyio.to_thread.run_sync(lambda: approvals.read(desk.app.hub, where, name))
         action = desk.app.config.actions.get(item.envelope.action or "") if item and item.envelope else None
@@ -76,16 +72,8 @@ class Approving:
 
     async def approve(self, request: Request) -> Response:
         desk, session = self.desk, signed_in(self.desk, request)
-        body = await read_body(request)
-        desk.check_post(request, session, request.headers.get("x-csrf-token"))
-        ceremony = desk.sessions.take(body.get("ceremony"), "approve", time.time())
         where, name = request.path_params["where"], request.path_params["name"]
-        if ceremony is None or (ceremony.data["session"], ceremony.data["where"], ceremony.data["name"]) != (
-            session.id,
-            where,
-            name,
-        ):  # the very item it was begun for: a draft's ceremony never signs an order of that name
-            raise RefusedError(400, "the approval expired; press the button again")
+        ceremony, body = await self._taken(request, session, "approve", "ceremony")
         order: bytes = ceremony.data["order"]
         try:
             assertion = parse_assertion(body.get("credential") or {})
@@ -118,6 +106,21 @@ class Approving:
         if where == "drafts" and item.envelope is not None:
             await self._notify_agent(item, "approved", session, key.fingerprint, digest)
         return answer(redirect=f"/approvals?done=approved+{name}")
+
+    async def _taken(
+        self, request: Request, session: Session, kind: str, field: str
+    ) -> tuple[Ceremony, dict[str, Any]]:
+        """A state change's checks (CSRF, Origin), then the one-time `kind` named by the body's
+        `field`, if it was begun in this session for this very item — a draft's ceremony never
+        signs an order of that name; and the body."""
+        desk = self.desk
+        body = await read_body(request)
+        desk.check_post(request, session, request.headers.get("x-csrf-token"))
+        taken = desk.sessions.take(body.get(field), kind, time.time())
+        item = (session.id, request.path_params["where"], request.path_params["name"])
+        if taken is None or (taken.data["session"], taken.data["where"], taken.data["name"]) != item:
+            raise RefusedError(400, OUT_OF_DATE[kind])
+        return taken, body
 
     async def decline(self, request: Request) -> Response:
         desk, session = self.desk, signed_in(self.desk, request)
