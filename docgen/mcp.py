@@ -7,6 +7,7 @@ its tools and resources, as a client would list them; no seat is needed to list.
 from __future__ import annotations
 
 import json
+from functools import cache
 from typing import Any
 
 import anyio
@@ -24,6 +25,21 @@ def _server() -> MCPServer:
     return build(no_seat, lambda: "")
 
 
+@cache
+def _tools() -> list[Any]:
+    """The server's tools as a client lists them: listed once for every part made from them."""
+    return list(anyio.run(_server().list_tools))
+
+
+def _required(tool: Any) -> set[str]:
+    return set(tool.input_schema.get("required", []))
+
+
+def _does(tool: Any) -> str:
+    """The first sentence of the tool's description, ending with one full stop."""
+    return first_sentence(tool.description or "").rstrip(".") + "."
+
+
 def _optional(name: str, schema: dict[str, Any], required: set[str]) -> str:
     return "" if name in required else f"? = `{json.dumps(schema.get('default'))}`"
 
@@ -32,21 +48,13 @@ def tools_table() -> str:
     """One row per tool: its arguments (`?` optional, with its default), what it does; each tool
     links to its section of the page the table is on."""
     rows = []
-    for tool in anyio.run(_server().list_tools):
-        schema = tool.input_schema
-        required = set(schema.get("required", []))
+    for tool in _tools():
+        required = _required(tool)
         arguments = [
             f"`{name}`{_optional(name, prop, required)}: {kind(prop)}"
-            for name, prop in schema.get("properties", {}).items()
+            for name, prop in tool.input_schema.get("properties", {}).items()
         ]
-        does = first_sentence(tool.description or "").rstrip(".")
-        rows.append(
-            (
-                f"[`{tool.name}`](#{anchor(tool.name)})",
-                "<br>".join(arguments) or "—",
-                f"{does}.",
-            )
-        )
+        rows.append((f"[`{tool.name}`](#{anchor(tool.name)})", "<br>".join(arguments) or "—", _does(tool)))
     return table(("tool", "arguments", "does"), rows)
 
 
@@ -54,13 +62,12 @@ def signatures() -> str:
     """One line per tool for the README: the call with every argument (`?`: optional), what it
     does, a link to its section of the reference."""
     lines = []
-    for tool in anyio.run(_server().list_tools):
-        schema = tool.input_schema
-        required = set(schema.get("required", []))
-        names = schema.get("properties", {})
+    for tool in _tools():
+        required = _required(tool)
+        names = tool.input_schema.get("properties", {})
         arguments = ", ".join(name + ("" if name in required else "?") for name in names)
-        does = first_sentence(tool.description or "").rstrip(".")
-        lines.append(f"- [`{tool.name}({arguments})`](docs/reference/mcp.md#{anchor(tool.name)}): {does}.")
+        link = f"docs/reference/mcp.md#{anchor(tool.name)}"
+        lines.append(f"- [`{tool.name}({arguments})`]({link}): {_does(tool)}")
     return "\n".join(lines)
 
 
@@ -97,7 +104,7 @@ def reference() -> str:
     """Each tool: its description, its hints, its arguments, its result and the result's parts."""
     server = _server()
     parts = []
-    for tool in anyio.run(server.list_tools):
+    for tool in _tools():
         parts.append(f"## {tool.name}\n")
         parts.append(" ".join((tool.description or "").split()) + "\n")
         hints = _hints(tool.annotations)
