@@ -5,32 +5,14 @@ remembers between two files of the same name is seen without a timed assertion."
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 
-from slopd import app
 from slopd.daemon.loop import Daemon
 from tests.conftest import HubDir, envelope_text
+from tests.daemon.stepping import step, stepped
 from tests.polling import until
 
 GRACE = 0.5
 DIGEST = "0" * 64
-
-
-def step(daemon: Daemon) -> None:
-    """One turn of the loop: a full scan, then every input that is due."""
-    daemon.arrivals.scan(time.monotonic())
-    daemon.answering.process_due(time.monotonic())
-
-
-@contextmanager
-def daemon_of(hub: HubDir) -> Iterator[Daemon]:
-    hub.write_config(f"settle = 0\n\n[auth]\nsig_grace = {GRACE}\n")
-    with app.start(hub.root, config_path=hub.config, state=hub.state, log_stream=None) as opened:
-        daemon = opened.daemon()
-        daemon.homing.resolve()
-        daemon.answering.recover()
-        yield daemon
 
 
 def refused_after_a_hold(hub: HubDir, daemon: Daemon, name: str, held: str, lane: str) -> None:
@@ -60,7 +42,7 @@ def test_an_order_refused_while_held_leaves_no_first_sight_for_the_next_order_of
     name = "deploy.md"
     first = envelope_text(id="20260704t100000z-deploy", type="instigate", auth=f"signed:{name}.sig")
     second = envelope_text(id="20260704t100100z-deploy", type="instigate", auth=f"signed:{name}.sig")
-    with daemon_of(hub) as daemon:
+    with stepped(hub, GRACE) as daemon:
         refused_after_a_hold(hub, daemon, name, first, "authorized")
         hub.drop(name, second, lane="authorized")
         step(daemon)
@@ -79,7 +61,7 @@ def test_an_envelope_refused_while_held_for_assets_leaves_no_first_sight_for_the
     listing = f"[assets/figure.png sha256:{DIGEST}]"
     first = envelope_text(id="20260704t100000z-report", assets=listing)
     second = envelope_text(id="20260704t100100z-report", assets=listing)
-    with daemon_of(hub) as daemon:
+    with stepped(hub, GRACE) as daemon:
         refused_after_a_hold(hub, daemon, name, first, "inbox")
         hub.drop(name, second)
         step(daemon)

@@ -6,19 +6,12 @@ from __future__ import annotations
 
 import time
 
-from slopd import app
-from slopd.daemon.loop import Daemon
 from tests.conftest import HubDir, envelope_text
+from tests.daemon.stepping import step, stepped
 from tests.polling import until
 
 GRACE = 0.5
 ORDER, SIGNATURE = "deploy.md", "deploy.md.sig"
-
-
-def step(daemon: Daemon) -> None:
-    """One turn of the loop: a full scan, then every input that is due."""
-    daemon.arrivals.scan(time.monotonic())
-    daemon.answering.process_due(time.monotonic())
 
 
 def test_a_signature_archived_with_its_order_is_forgotten_so_the_next_one_waits_the_grace(
@@ -28,12 +21,8 @@ def test_a_signature_archived_with_its_order_is_forgotten_so_the_next_one_waits_
     that order, a new signature of the same name (the next order under the same file name, again
     synced first) is held for the whole grace, not refused at once as "without its order" with the
     first one's first sight."""
-    hub.write_config(f"settle = 0\n\n[auth]\nsig_grace = {GRACE}\n")
     order = envelope_text(id="20260704t100000z-deploy", type="instigate", auth=f"signed:{SIGNATURE}")
-    with app.start(hub.root, config_path=hub.config, state=hub.state, log_stream=None) as opened:
-        daemon = opened.daemon()
-        daemon.homing.resolve()
-        daemon.answering.recover()
+    with stepped(hub, GRACE) as daemon:
         hub.drop(SIGNATURE, b"not a signature\n", lane="authorized")
         step(daemon)  # seen alone: held for its order
         first_seen = time.monotonic()
