@@ -155,6 +155,7 @@ def durable(db: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
 
 
 BEGIN = "BEGIN IMMEDIATE"
+BEGIN_READ = "BEGIN"  # a read transaction: one snapshot for several statements
 COMMIT = "COMMIT"
 ROLLBACK = "ROLLBACK"
 

@@ -104,7 +104,7 @@ def _notification(hub: Hub, reply: dict[str, Any]) -> str | None:
 
 def activity_page(hub: Hub, history: History) -> dict[str, Any]:
     """Recent envelopes by seat and type, replies with the notifications they made, executions."""
-    inputs, answers = history.inputs(LISTED), history.replies(LISTED)
+    inputs, answers = history.recent(LISTED)
     for reply in answers[:50]:
         reply["notification"] = _notification(hub, reply)
     by_seat: dict[str, int] = {}
