@@ -9,7 +9,6 @@ import dataclasses
 import json
 import os
 import signal
-import socket
 import sqlite3
 import subprocess
 import threading
@@ -21,6 +20,7 @@ import pytest
 
 from tests.conftest import SLOPD, HubDir, RunningDaemon
 from tests.polling import until
+from tests.ports import free_port
 from tests.transport.http_rig import markdown, samples, served, value, with_tokens
 
 pytestmark = pytest.mark.slow  # real daemons on sockets or several watchers: the slow set
@@ -48,13 +48,6 @@ def parked(url: str) -> float:
     """The long-polls asleep until a commit, from `/metrics` (`slopd_long_polls_parked`)."""
     with urllib.request.urlopen(f"{url}/metrics", timeout=10) as response:
         return value(samples(response.read().decode()), "slopd_long_polls_parked") or 0.0
-
-
-def free_port() -> int:
-    with contextlib.closing(socket.socket()) as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
 
 
 def start_on_every_address(hub: HubDir) -> subprocess.CompletedProcess[str]:

@@ -5,7 +5,6 @@ caller; closed within its time at shutdown."""
 from __future__ import annotations
 
 import json
-import socket
 from pathlib import Path
 
 import pytest
@@ -13,6 +12,7 @@ import pytest
 from slopd.core import notices
 from slopd.core.errors import SetupError
 from slopd.shell import log, push
+from tests.ports import free_port
 from tests.wake.receiver import receiving
 
 FAST = (0.01, 0.02, 0.04)
@@ -57,9 +57,7 @@ def test_a_receiver_that_recovers_is_delivered_to_on_the_retry() -> None:
 
 def test_an_unreachable_receiver_fails_with_the_connection_error_named() -> None:
     """Nothing listens on the port: four refusals, each named, then the failure."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()
     with log.capture() as logs:
         pusher = push.webhook(f"http://127.0.0.1:{port}/x", "s", log.get(), base=lambda: None, delays=FAST)
         pusher.push(notices.alert("nobody home"))

@@ -9,7 +9,6 @@ is one slopd accepts, with the action requiring a touch.
 from __future__ import annotations
 
 import re
-import socket
 import subprocess
 from pathlib import Path
 
@@ -17,6 +16,7 @@ import yaml
 
 from slopd.shell.config import parse
 from tests.docs_blocks import block_env, blocks, run_block, shell_block
+from tests.ports import free_port
 
 
 def test_the_first_hub_tutorial_runs_and_answers_a_query_a_note_and_an_instigate(tmp_path: Path) -> None:
@@ -120,9 +120,7 @@ def test_the_mep_block_runs_and_registers_the_merge_driver(tmp_path: Path) -> No
 def test_the_agents_over_http_block_runs_posts_reads_and_sends(tmp_path: Path) -> None:
     """A token, the daemon with --http, a curl POST (202), the reply read back, `slopd send --url`
     with --wait; the port is swapped for a free one so parallel runs cannot collide."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()
     block = shell_block("docs/agents.md", "Agents over HTTP").replace("8787", str(port))
     result = run_block(block, tmp_path)
     receipt = re.search(

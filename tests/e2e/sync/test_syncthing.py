@@ -29,7 +29,6 @@ import re
 import secrets
 import shutil
 import signal
-import socket
 import sqlite3
 import statistics
 import subprocess
@@ -52,6 +51,7 @@ import pytest
 
 from tests.conftest import HubDir, RunningDaemon, envelope_text, front_matter, toml_argv, toml_string
 from tests.polling import DeadlineError, until
+from tests.ports import free_port
 
 SYNCTHING = shutil.which("syncthing") or "/usr/bin/syncthing"
 SSH_KEYGEN = "/usr/bin/ssh-keygen"
@@ -89,13 +89,6 @@ print("done", os.environ["SLOP_ID"])
 
 
 # -- Syncthing --------------------------------------------------------------------------------
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
 
 
 @dataclass
@@ -158,12 +151,16 @@ class Syncthing:
         minimum = options.find("minHomeDiskFree")
         if minimum is not None:
             minimum.text = "0"
+        for stale in root.findall(f"device[@id='{peer.device_id}']"):
+            root.remove(stale)
         peer_device = ET.SubElement(
             root, "device", id=peer.device_id, name=peer.name, compression="metadata", introducer="false"
         )
         _set(peer_device, "address", f"tcp://127.0.0.1:{peer.listen_port}")
         _set(peer_device, "paused", "false")
         _set(peer_device, "autoAcceptFolders", "false")
+        for stale in root.findall(f"folder[@id='{FOLDER}']"):
+            root.remove(stale)
         folder = ET.SubElement(
             root,
             "folder",
@@ -186,8 +183,12 @@ class Syncthing:
         tree.write(path)
         (self.folder / ".stfolder").mkdir(exist_ok=True)
 
-    def start(self, log: Path) -> None:
-        with log.open("ab") as sink:
+    @property
+    def log(self) -> Path:
+        return self.home.parent / f"syncthing-{self.name}.log"
+
+    def start(self) -> None:
+        with self.log.open("ab") as sink:
             self.process = subprocess.Popen(
                 [SYNCTHING, "serve", f"--home={self.home}", "--no-browser", "--no-restart", "--no-upgrade"],
                 stdout=sink,
@@ -218,11 +219,20 @@ class Syncthing:
 
     def up(self) -> bool:
         assert self.process is not None
-        assert self.process.poll() is None, f"syncthing {self.name} exited"
+        if self.process.poll() is not None:
+            code = self.process.returncode
+            raise SyncthingExitedError(f"syncthing {self.name} exited ({code}):\n{self.tail()}")
         try:
             return bool(self.api("/rest/system/ping") == {"ping": "pong"})
         except (urllib.error.URLError, ConnectionError, OSError):
             return False
+
+    def tail(self, lines: int = 15) -> str:
+        """The last lines of this instance's log."""
+        try:
+            return "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:])
+        except OSError as error:
+            return f"(no log: {error})"
 
     def connected(self, peer: Syncthing) -> bool:
         connections: dict[str, Any] = self.api("/rest/system/connections")["connections"]
@@ -271,18 +281,39 @@ def syncthing_pair(tmp: Path, replica_a: Path, replica_b: Path) -> Iterator[tupl
     b = Syncthing("replica-b", tmp / "st-b", replica_b)
     for instance in (a, b):
         instance.generate()
-    a.configure(b)
-    b.configure(a)
     try:
-        for instance in (a, b):
-            instance.start(tmp / f"syncthing-{instance.name}.log")
-        for instance in (a, b):
-            until(instance.up, timeout=60, interval=0.2)
-        until(lambda: a.connected(b) and b.connected(a), timeout=60, interval=0.2)
+        _start_pair(a, b)
         yield a, b
     finally:
         for instance in (a, b):
             instance.stop()
+
+
+class SyncthingExitedError(AssertionError):
+    """An instance exited while starting (its log's tail is in the message)."""
+
+
+def _start_pair(a: Syncthing, b: Syncthing, attempts: int = 3) -> None:
+    """Configure and start both; if one exits while starting (a port taken), again on fresh ports."""
+    for attempt in range(1, attempts + 1):
+        a.configure(b)
+        b.configure(a)
+        for instance in (a, b):
+            instance.start()
+        try:
+            for instance in (a, b):
+                until(instance.up, timeout=60, interval=0.2)
+        except SyncthingExitedError as exited:
+            for instance in (a, b):
+                instance.stop()
+            if attempt == attempts:
+                raise
+            print(f"syncthing start {attempt} failed, again on fresh ports: {exited}", file=sys.stderr)
+            for instance in (a, b):
+                instance.api_port, instance.listen_port = free_port(), free_port()
+            continue
+        until(lambda: a.connected(b) and b.connected(a), timeout=60, interval=0.2)
+        return
 
 
 # -- the plan ---------------------------------------------------------------------------------
