@@ -15,7 +15,7 @@ counted with `sys.setprofile`, nothing is replaced):
                daemon's hand-over of the plan to the end of its batch's commit, the calls of
                slopd functions ("stops"), the modules they are in, and how many times control
                came back into the module that carries plans out from another slopd module
-  parses       `core.envelope.parse` calls per envelope: one POSTed to /v1/envelopes until its
+  parses       `core.validation.parse` calls per envelope: one POSTed to /v1/envelopes until its
                reply is in outbox/, one sent by an MCP seat in the daemon's process (`/mcp`),
                and one dropped into inbox/, each followed the same way
 """
@@ -207,10 +207,10 @@ def one_plan() -> dict[str, Any]:
 def parses() -> dict[str, int]:
     """`parse` calls per envelope, over HTTP and through the folder."""
     from slopd import app  # noqa: PLC0415
-    from slopd.core import envelope as envelopes  # noqa: PLC0415
+    from slopd.core import validation  # noqa: PLC0415
     from slopd.transport import tokens  # noqa: PLC0415
 
-    target = envelopes.parse.__code__
+    target = validation.parse.__code__
     lock = threading.Lock()
 
     def profile(frame: FrameType, event: str, _arg: object) -> None:

@@ -60,8 +60,9 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import (  # noqa: E402
 )
 
 from slopd.core import allowed_signers, sshkeys, sshsig  # noqa: E402
-from slopd.core.envelope import Envelope, parse  # noqa: E402
+from slopd.core.envelope import Envelope  # noqa: E402
 from slopd.core.orders import Policy, Trust, check  # noqa: E402
+from slopd.core.validation import parse  # noqa: E402
 from slopd.core.verdicts import Valid  # noqa: E402
 from slopd.core.wire import mpint, string  # noqa: E402
 from tests.authenticator import Authenticator  # noqa: E402

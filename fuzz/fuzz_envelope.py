@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Coverage-guided fuzzing of the envelope parser with atheris (libFuzzer).
 
-Invariant (slopd/core/envelope.py, rule 1): for any bytes, `envelope.parse(data, name=...)`
+Invariant (slopd/core/validation.py, rule 1): for any bytes, `validation.parse(data, name=...)`
 returns an `Envelope` or raises `EnvelopeError` with at least one non-empty reason — under a
 Markdown name and under a JSON name. Any other exception, a crash or a hang is a finding.
 An `Envelope` names its signatures safely: `auth: none` names none, `auth: signed:A[,B…]` one
@@ -22,7 +22,7 @@ import atheris
 from common import libfuzzer_argv
 
 with atheris.instrument_imports(include=["slopd", "yaml"]):
-    from slopd.core import envelope
+    from slopd.core import envelope, validation
 
 NAMES = ("fuzz.md", "fuzz.json", "FUZZ.MD")
 
@@ -30,7 +30,7 @@ NAMES = ("fuzz.md", "fuzz.json", "FUZZ.MD")
 def test_one_input(data: bytes) -> None:
     for name in NAMES:
         try:
-            parsed = envelope.parse(data, name=name)
+            parsed = validation.parse(data, name=name)
         except envelope.EnvelopeError as error:
             if not error.reasons or not all(isinstance(reason, str) and reason for reason in error.reasons):
                 raise AssertionError(f"EnvelopeError without reasons for {name}: {error.reasons!r}") from None

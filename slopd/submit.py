@@ -32,8 +32,9 @@ from pathlib import Path
 
 from slopd.core import assets as attachments
 from slopd.core.assets import Asset
-from slopd.core.envelope import Envelope, parse, render
+from slopd.core.envelope import Envelope, render
 from slopd.core.ids import reply_id, timestamp
+from slopd.core.validation import parse
 from slopd.core.vocabulary import PROTOCOL, REPLY_TYPES
 from slopd.shell.lanes import Hub
 

@@ -19,7 +19,7 @@ import re
 from contextlib import suppress
 
 from slopd.baton import generations
-from slopd.shell import fs
+from slopd.shell import fs, reads
 from slopd.shell.lanes import Hub, LaneError
 
 FOLDER = "batons"
@@ -48,7 +48,7 @@ class Tree:
     def read(self, relative: str) -> bytes | None:
         """A file of the tree, or None when it is not there."""
         found = self.hub.read_path(f"{self.where}/{relative}", MAX_BYTES)
-        if isinstance(found, fs.Unreadable):
+        if isinstance(found, reads.Unreadable):
             if found.stat is None and self.hub.stat_path(f"{self.where}/{relative}") is None:
                 return None
             raise BatonError(errno.EIO, f"the file {found.reason}", f"{self.where}/{relative}")

@@ -27,7 +27,7 @@ from slopd.baton.tree import BatonError, Tree
 from slopd.core.errors import UsageError
 from slopd.core.ids import stamp_seconds, timestamp
 from slopd.ops import running
-from slopd.shell import faults, fs
+from slopd.shell import faults, reads
 from slopd.shell.lanes import Hub, require_hub
 
 MAX_LETTER_BYTES = 1 << 20
@@ -45,8 +45,8 @@ def score(args: argparse.Namespace) -> int:
 
 
 def _read(path: Path) -> bytes:
-    contents = fs.read_once(path, MAX_LETTER_BYTES)
-    if isinstance(contents, fs.Unreadable):
+    contents = reads.read_once(path, MAX_LETTER_BYTES)
+    if isinstance(contents, reads.Unreadable):
         raise OSError(0, f"the file {contents.reason}", str(path))
     return contents.data
 

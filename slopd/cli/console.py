@@ -18,8 +18,8 @@ import time
 from pathlib import Path
 
 from slopd import app
-from slopd.core.envelope import PARTY_PATTERN
 from slopd.core.errors import UsageError
+from slopd.core.validation import PARTY_PATTERN
 from slopd.ops import running
 from slopd.shell.lanes import require_hub
 from slopd.transport.console import enrolments

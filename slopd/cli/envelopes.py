@@ -5,9 +5,10 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from slopd.core.envelope import EnvelopeError, parse
+from slopd.core.envelope import EnvelopeError
 from slopd.core.names import Kind, classify
-from slopd.shell.fs import Unreadable, read_once
+from slopd.core.validation import parse
+from slopd.shell.reads import Unreadable, read_once
 
 
 def validate(args: argparse.Namespace) -> int:

@@ -17,14 +17,14 @@ from slopd.core.errors import UsageError
 from slopd.handoff import compose, gitdriver
 from slopd.handoff.lint import Finding, Report, lint
 from slopd.handoff.merge import merge as merge_logs
-from slopd.shell import fs
+from slopd.shell import fs, reads
 
 MAX_LOG_BYTES = 64 << 20
 
 
 def _read(path: Path) -> bytes:
-    contents = fs.read_once(path, MAX_LOG_BYTES)
-    if isinstance(contents, fs.Unreadable):
+    contents = reads.read_once(path, MAX_LOG_BYTES)
+    if isinstance(contents, reads.Unreadable):
         raise OSError(0, f"the file {contents.reason}", str(path))
     return contents.data
 

@@ -34,15 +34,16 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
 from slopd.core import drafts, hooks
-from slopd.core.envelope import PARTY_PATTERN, EnvelopeError, parse
+from slopd.core.envelope import EnvelopeError
 from slopd.core.errors import SetupError, UsageError
 from slopd.core.ids import timestamp
 from slopd.core.layout import LEDGER_FILE
+from slopd.core.validation import PARTY_PATTERN, parse
 from slopd.core.vocabulary import MAX_WAIT
 from slopd.ops import running
-from slopd.shell.fs import Contents
 from slopd.shell.lanes import Hub, LaneError, require_hub
 from slopd.shell.ledger import sql
+from slopd.shell.reads import Contents
 
 if TYPE_CHECKING:
     from slopd.shell.ledger import Ledger

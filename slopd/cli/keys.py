@@ -18,14 +18,16 @@ from pathlib import Path
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from slopd.core import allowed_signers, keyfiles, orders, sshkeys, sshsig
-from slopd.core.envelope import PARTY_PATTERN, EnvelopeError, parse
+from slopd.core.envelope import EnvelopeError
 from slopd.core.errors import UsageError
+from slopd.core.validation import PARTY_PATTERN, parse
 from slopd.core.verdicts import Invalid, Valid
 from slopd.core.vocabulary import MAX_ENVELOPE_BYTES
 from slopd.core.wire import SignatureError
 from slopd.shell import config as config_module
 from slopd.shell.defaults import default_names
-from slopd.shell.fs import Unreadable, read_once, write_file
+from slopd.shell.fs import write_file
+from slopd.shell.reads import Unreadable, read_once
 
 _FLAGS = ((sshsig.USER_PRESENT, "user present"), (sshsig.USER_VERIFIED, "user verified"))
 

@@ -8,8 +8,8 @@ import argparse
 import os
 from pathlib import Path
 
-from slopd.core.envelope import PARTY_PATTERN
 from slopd.core.errors import UsageError
+from slopd.core.validation import PARTY_PATTERN
 from slopd.ops import running
 from slopd.shell import stdlog
 from slopd.shell.lanes import Hub, require_hub

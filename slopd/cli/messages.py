@@ -15,8 +15,9 @@ from pathlib import Path
 from slopd import submit
 from slopd.core import replies
 from slopd.core.assets import Asset
-from slopd.core.envelope import Envelope, EnvelopeError, parse, render
+from slopd.core.envelope import Envelope, EnvelopeError, render
 from slopd.core.errors import UsageError
+from slopd.core.validation import parse
 from slopd.shell.lanes import Hub, require_hub
 
 

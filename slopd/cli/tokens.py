@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 from slopd.core.errors import UsageError
-from slopd.shell import fs
+from slopd.shell import fs, reads
 from slopd.transport import tokens
 
 MAX_BYTES = 1 << 20
@@ -22,8 +22,8 @@ MAX_BYTES = 1 << 20
 def _read(path: Path) -> str:
     if not path.exists():
         return ""
-    contents = fs.read_once(path, MAX_BYTES)
-    if isinstance(contents, fs.Unreadable):
+    contents = reads.read_once(path, MAX_BYTES)
+    if isinstance(contents, reads.Unreadable):
         raise UsageError(f"{path}: the file {contents.reason}")
     try:
         text = contents.data.decode("utf-8")

@@ -27,9 +27,9 @@ import sys
 from datetime import UTC, datetime
 from typing import Any
 
-from slopd.core.envelope import ID_PATTERN, PARTY_PATTERN
 from slopd.core.errors import UsageError
 from slopd.core.layout import LEDGER_FILE
+from slopd.core.validation import ID_PATTERN, PARTY_PATTERN
 from slopd.ops import running
 from slopd.shell.lanes import Hub, require_hub
 

@@ -30,7 +30,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 
-from slopd.core.envelope import Envelope, EnvelopeError, parse
+from slopd.core.envelope import Envelope, EnvelopeError
+from slopd.core.validation import parse
 
 ACTION_OUTSIDE = "action is only read from authorized/ (signed orders)"
 

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import re
 
-from slopd.core.envelope import PARTY_PATTERN, Envelope
+from slopd.core.envelope import Envelope
+from slopd.core.validation import PARTY_PATTERN
 
 FOLDER = "outbox/drafts"
 _REQUESTED = re.compile(r"^Requested by (\S+?): ", re.MULTILINE)

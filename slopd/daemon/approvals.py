@@ -23,10 +23,11 @@ import time
 from collections.abc import Callable
 
 from slopd.core import drafts, notices
-from slopd.core.envelope import EnvelopeError, parse
+from slopd.core.envelope import EnvelopeError
+from slopd.core.validation import parse
 from slopd.daemon.parts import Parts
-from slopd.shell.fs import Contents
 from slopd.shell.lanes import LaneError
+from slopd.shell.reads import Contents
 
 PLACE = "drafts"
 

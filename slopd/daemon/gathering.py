@@ -20,7 +20,7 @@ from dataclasses import replace
 
 from slopd.core import admission, sshsig
 from slopd.core.admission import Examined
-from slopd.core.envelope import Envelope, EnvelopeError, parse
+from slopd.core.envelope import Envelope, EnvelopeError
 from slopd.core.facts import (
     Arrival,
     Attached,
@@ -40,14 +40,15 @@ from slopd.core.names import Kind, order_of
 from slopd.core.outcome import Outcome, summary_of
 from slopd.core.plans import Ask
 from slopd.core.routing import Policy
+from slopd.core.validation import parse
 from slopd.daemon import recovery
 from slopd.daemon.gate import Gate
 from slopd.daemon.homing import Homing
 from slopd.daemon.jobs import Finished
 from slopd.daemon.parts import Parts
 from slopd.daemon.runs import run_folder
-from slopd.shell.fs import MISSING, Contents
 from slopd.shell.lanes import Entry, signature
+from slopd.shell.reads import MISSING, Contents
 
 _REPLY_BYTES = 1 << 20
 _ASSETS = "assets"

@@ -17,10 +17,10 @@ import time
 
 from slopd.core import sshsig
 from slopd.shell.archive import Archive, numbered
-from slopd.shell.fs import Contents
 from slopd.shell.lanes import Hub
 from slopd.shell.ledger import Ledger
 from slopd.shell.log import Logger
+from slopd.shell.reads import Contents
 
 _NUMBERED = 10  # archive names tried for a cut-short signature move: NAME, NAME-2 … NAME-9
 

@@ -31,7 +31,7 @@ from slopd.core.targets import EXECUTOR, Target, TargetKind
 from slopd.daemon.batch import Where
 from slopd.daemon.jobs import SUMMARIZER, Finished, Job, JobPool, Ran, Work
 from slopd.daemon.parts import Parts
-from slopd.shell import executor, fs
+from slopd.shell import executor, trees
 from slopd.shell.config import Command, Config
 from slopd.shell.log import Logger
 
@@ -163,7 +163,7 @@ class Runs:
         if job.work is Work.SUMMARIZE:
             return None
         out = run_folder(self.parts.state_dir, job.key) / "out"
-        outcome = outcomes.of_run(result, timeout=done.ran.timeout, files=fs.has_files(out))
+        outcome = outcomes.of_run(result, timeout=done.ran.timeout, files=trees.has_files(out))
         job.log.info(
             "execution.finished",
             exit_code=result.exit_code,

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from slopd.handoff import standup
 from slopd.handoff.lint import Finding
-from slopd.shell import exchange, fs
+from slopd.shell import exchange, fs, reads
 from slopd.shell.lanes import Hub
 
 FOLDER = "standups"
@@ -55,7 +55,7 @@ class Board:
         if self.hub.stat_path(FOLDER) is None:
             return None
         found = self.hub.read(FOLDER, f"{project}.md", MAX_BYTES)
-        if isinstance(found, fs.Unreadable):
+        if isinstance(found, reads.Unreadable):
             if found.stat is None and not self.hub.exists(FOLDER, f"{project}.md"):
                 return None
             raise StandupError(errno.EIO, f"the file {found.reason}", f"{FOLDER}/{project}.md")
@@ -128,10 +128,10 @@ class Board:
                     return None
                 fs.commit([staged])
                 return after
-            displaced = fs.read_once(staged.temp, MAX_BYTES, dir_fd=staged.dir_fd)
+            displaced = reads.read_once(staged.temp, MAX_BYTES, dir_fd=staged.dir_fd)
             text = (
                 displaced.data.decode("utf-8", "surrogateescape")
-                if isinstance(displaced, fs.Contents)
+                if isinstance(displaced, reads.Contents)
                 else None
             )
             if text == expected:

@@ -14,9 +14,9 @@ from slopd.core.layout import INPUT_LANES, LOCK_FILE, LOG_FILE
 from slopd.core.names import Kind, classify
 from slopd.core.vocabulary import MAX_ENVELOPE_BYTES
 from slopd.ops import homes
-from slopd.shell.fs import Contents
 from slopd.shell.lanes import Hub
 from slopd.shell.ledger import Ledger
+from slopd.shell.reads import Contents
 
 LISTED = 20
 LOG_TAIL_BYTES = 1 << 20
@@ -71,7 +71,8 @@ def _missing_signatures(hub: Hub, name: str, present: set[str]) -> list[str]:
     """The sidecars an order in `authorized/` names that are not in the lane yet (its own
     `NAME.sig` when it cannot be read as an envelope)."""
     # Loaded on first use (PLC0415): the YAML parser only when an order is there to read.
-    from slopd.core.envelope import EnvelopeError, parse  # noqa: PLC0415
+    from slopd.core.envelope import EnvelopeError  # noqa: PLC0415
+    from slopd.core.validation import parse  # noqa: PLC0415
 
     contents = hub.read("authorized", name, MAX_ENVELOPE_BYTES)
     sidecars: tuple[str, ...] = (f"{name}.sig",)

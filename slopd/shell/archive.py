@@ -20,7 +20,7 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import datetime
 
-from slopd.shell import fs
+from slopd.shell import fs, reads
 from slopd.shell.lanes import Hub
 
 _LINKLESS = (errno.EPERM, errno.EXDEV, errno.EMLINK, errno.ENOTSUP)
@@ -65,7 +65,7 @@ class Archive:
         for attempt in range(1, 100_000):
             candidate = numbered(name, attempt)
             path = f"archive/{day}/{candidate}"
-            if path not in reserved and not fs.exists_at(archive_fd, f"{day}/{candidate}"):
+            if path not in reserved and not reads.exists_at(archive_fd, f"{day}/{candidate}"):
                 return path
         raise FileExistsError(errno.EEXIST, f"no free archive name for {name}")
 

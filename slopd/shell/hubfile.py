@@ -19,7 +19,7 @@ from pathlib import Path
 from slopd.core import home
 from slopd.core.home import Presence
 from slopd.core.layout import TEMP_SUFFIX, is_temp
-from slopd.shell import fs
+from slopd.shell import fs, reads
 
 MAX_BYTES = 16 * 1024
 
@@ -45,13 +45,13 @@ def read_home(root: Path) -> tuple[str | None, str | None]:
     """The hub file's home watcher, and why it could not be read (None, None: there is none)."""
     try:
         with _folder(root, home.FOLDER) as fd:
-            contents = fs.read_once(home.HUB_FILE, MAX_BYTES, dir_fd=fd)
+            contents = reads.read_once(home.HUB_FILE, MAX_BYTES, dir_fd=fd)
     except FileNotFoundError:
         return None, None
     except OSError as error:
         return None, f"{home.FOLDER}/ cannot be opened: {error.strerror}"
-    if isinstance(contents, fs.Unreadable):
-        if contents.reason == fs.MISSING:
+    if isinstance(contents, reads.Unreadable):
+        if contents.reason == reads.MISSING:
             return None, None
         return None, f"{home.FOLDER}/{home.HUB_FILE} {contents.reason}"
     try:
@@ -95,8 +95,8 @@ def presences(root: Path) -> list[Presence]:
             for entry in os.scandir(fd):
                 if not entry.name.endswith(".json") or is_temp(entry.name):
                     continue
-                contents = fs.read_once(entry.name, MAX_BYTES, dir_fd=fd)
-                if isinstance(contents, fs.Contents):
+                contents = reads.read_once(entry.name, MAX_BYTES, dir_fd=fd)
+                if isinstance(contents, reads.Contents):
                     presence = home.parse_presence(contents.data)
                     if presence is not None:
                         found.append(presence)

@@ -4,7 +4,7 @@ Rules:
 1. All access goes through directory fds opened with O_NOFOLLOW, checked at every use: a lane
    replaced by a symlink is refused (`LaneError`), a replaced directory is reopened, and a
    symlink, FIFO, device or directory in a lane is reported, never opened or followed.
-2. Inputs are read once (`fs.read_once`); the bytes read are the bytes parsed and hashed.
+2. Inputs are read once (`reads.read_once`); the bytes read are the bytes parsed and hashed.
 3. `write` is atomic and durable at once; `stage` only writes the temporary file, for a batch
    that makes several durable together (`fs.commit`). Either way slopd never writes into
    `authorized/`.
@@ -23,7 +23,7 @@ from pathlib import Path
 
 from slopd.core.errors import SetupError, UsageError
 from slopd.core.layout import LANES, Signature, is_temp, temp_name
-from slopd.shell import fs
+from slopd.shell import fs, reads, trees
 
 
 class LaneError(OSError, SetupError):
@@ -74,7 +74,7 @@ class Hub:
         except OSError as error:
             raise LaneError(error.errno, f"{lane}/ is missing: {error.strerror}") from None
         if not stat.S_ISDIR(current.st_mode):
-            raise LaneError(errno.ENOTDIR, f"{lane}/ is {fs.describe(current.st_mode)}, not a directory")
+            raise LaneError(errno.ENOTDIR, f"{lane}/ is {reads.describe(current.st_mode)}, not a directory")
         held = self._fds.get(lane)
         if held is not None:
             if held[1:] == (current.st_dev, current.st_ino):
@@ -137,13 +137,13 @@ class Hub:
         except OSError:
             return None
 
-    def read(self, lane: str, name: str, limit: int) -> fs.Contents | fs.Unreadable:
+    def read(self, lane: str, name: str, limit: int) -> reads.Contents | reads.Unreadable:
         """Read an input once; a symlink, special file, hard link or oversize file is refused."""
-        return fs.read_once(name, limit, dir_fd=self.lane_fd(lane))
+        return reads.read_once(name, limit, dir_fd=self.lane_fd(lane))
 
-    def digest(self, lane: str, name: str, *, copy_to: Path | None = None) -> str | fs.Unreadable:
-        """The SHA-256 of a shared file (an asset), any size, never through a link (`fs.digest`)."""
-        return fs.digest(self.lane_fd(lane), name, copy_to=copy_to)
+    def digest(self, lane: str, name: str, *, copy_to: Path | None = None) -> str | reads.Unreadable:
+        """The SHA-256 of a shared file (an asset), any size, never through a link (`reads.digest`)."""
+        return reads.digest(self.lane_fd(lane), name, copy_to=copy_to)
 
     def add_asset(self, source: Path, name: str) -> str:
         """Copy `source` into `assets/NAME` atomically, returning its SHA-256. The same bytes
@@ -156,9 +156,9 @@ class Hub:
                 raise
         return digest
 
-    def read_path(self, relative: str, limit: int) -> fs.Contents | fs.Unreadable:
+    def read_path(self, relative: str, limit: int) -> reads.Contents | reads.Unreadable:
         """Read a hub-relative path (an archived copy) the same way, from the hub's own fd."""
-        return fs.read_once(relative, limit, dir_fd=self._root_fd)
+        return reads.read_once(relative, limit, dir_fd=self._root_fd)
 
     def _writable_fd(self, lane: str) -> int:
         if lane == "authorized":
@@ -178,11 +178,11 @@ class Hub:
         fd_dir = self._writable_fd(lane)
         temp = temp_name(name, os.urandom(6).hex())
         os.mkdir(temp, 0o755, dir_fd=fd_dir)
-        count = fs.copy_into(source, os.open(temp, fs.DIR_FLAGS, dir_fd=fd_dir))
-        if fs.exists_at(fd_dir, name):
+        count = trees.copy_into(source, os.open(temp, fs.DIR_FLAGS, dir_fd=fd_dir))
+        if reads.exists_at(fd_dir, name):
             retired = temp_name(f"old-{name}", os.urandom(6).hex())
             os.rename(name, retired, src_dir_fd=fd_dir, dst_dir_fd=fd_dir)
-            fs.remove_tree(fd_dir, retired)
+            trees.remove_tree(fd_dir, retired)
         os.rename(temp, name, src_dir_fd=fd_dir, dst_dir_fd=fd_dir)
         fs.fsync_dir(fd_dir)
         return count
@@ -208,7 +208,7 @@ class Hub:
                     if lane == "inbox" and now - status.st_mtime < inbox_age:
                         continue
                     if stat.S_ISDIR(status.st_mode):
-                        fs.remove_tree(fd, name)
+                        trees.remove_tree(fd, name)
                     else:
                         os.unlink(name, dir_fd=fd)
                 except FileNotFoundError:

@@ -22,7 +22,7 @@ import hmac
 import re
 from dataclasses import dataclass
 
-from slopd.core.envelope import PARTY_PATTERN
+from slopd.core.validation import PARTY_PATTERN
 
 PREFIX = "slopd_"
 _HASH = re.compile(r"sha256:([0-9a-f]{64})")

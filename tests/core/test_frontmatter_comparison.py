@@ -1,4 +1,4 @@
-"""Why slopd reads envelopes itself: python-frontmatter 1.x against `slopd.core.envelope.parse`.
+"""Why slopd reads envelopes itself: python-frontmatter 1.x against `slopd.core.validation.parse`.
 
 Each row is one malformed or hostile file, read by both. python-frontmatter (`frontmatter.load`,
 which reads a path as UTF-8 text, strips it, splits on the regex `^-{3,}\\s*$`, loads the part
@@ -31,7 +31,8 @@ import frontmatter
 import pytest
 import yaml
 
-from slopd.core.envelope import Envelope, EnvelopeError, parse, render
+from slopd.core.envelope import Envelope, EnvelopeError, render
+from slopd.core.validation import parse
 from tests.conftest import envelope_text
 
 BOM = b"\xef\xbb\xbf"

@@ -26,7 +26,8 @@ from pathlib import Path
 import pytest
 
 from slopd.core import allowed_signers, keyfiles, passkeys, sshkeys, sshsig
-from slopd.core.envelope import Envelope, EnvelopeError, parse
+from slopd.core.envelope import Envelope, EnvelopeError
+from slopd.core.validation import parse
 from slopd.core.wire import SignatureError
 from slopd.handoff import grammar, lint
 from tests import ROOT

@@ -14,9 +14,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from slopd.core import allowed_signers, sshkeys, sshsig
-from slopd.core.envelope import Envelope, EnvelopeError, parse
+from slopd.core.envelope import Envelope, EnvelopeError
 from slopd.core.orders import FUTURE_SKEW, Trust, check
 from slopd.core.sshkeys import PublicKey
+from slopd.core.validation import parse
 from slopd.core.verdicts import Invalid, Valid, Verification
 
 ALICE = "alice@example.com"

@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from slopd.core import allowed_signers, orders, sshkeys, sshsig, verdicts
-from slopd.core.envelope import Envelope, EnvelopeError, parse
+from slopd.core.envelope import Envelope, EnvelopeError
 from slopd.core.routing import (
     Acknowledge,
     Decision,
@@ -33,6 +33,7 @@ from slopd.core.routing import (
     decide,
 )
 from slopd.core.targets import EXECUTOR, Target, TargetKind
+from slopd.core.validation import parse
 from slopd.shell import config
 
 DECISIONS = (Acknowledge, Discuss, Execute, Record, Reject, Leave)

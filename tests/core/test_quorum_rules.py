@@ -12,8 +12,8 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from slopd.core import allowed_signers, sshkeys, sshsig
-from slopd.core.envelope import parse
 from slopd.core.orders import Policy, Trust, check
+from slopd.core.validation import parse
 from slopd.core.verdicts import Invalid, Valid
 from tests.authenticator import Authenticator
 

@@ -10,9 +10,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from slopd.core import replies
-from slopd.core.envelope import ID_PATTERN, Envelope, parse, render
+from slopd.core.envelope import Envelope, render
 from slopd.core.ids import reply_id, timestamp
 from slopd.core.replies import ReplyClass, notification, reply_class
+from slopd.core.validation import ID_PATTERN, parse
 
 NOW = datetime(2026, 7, 4, 7, 16, 0, tzinfo=UTC)
 WATCHER = "watcher:box"

@@ -1,5 +1,5 @@
 """One parse per envelope on every path (`core.admission` rule 7): a real daemon in this process,
-its calls of `core.envelope.parse` counted by a profile hook (nothing replaced), while one envelope
+its calls of `core.validation.parse` counted by a profile hook (nothing replaced), while one envelope
 comes in over the HTTP intake, the MCP seat's intake and the folder, each until it is answered."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from types import FrameType
 import pytest
 
 from slopd import app
-from slopd.core import envelope as envelopes
+from slopd.core import validation
 from slopd.core.admission import Examined, examine
 from slopd.daemon.gathering import Gatherer
 from slopd.transport.assembly import make_service
@@ -23,7 +23,7 @@ from tests.conftest import HubDir, envelope_text
 from tests.polling import until
 from tests.transport.http_rig import with_tokens
 
-PARSE = envelopes.parse.__code__
+PARSE = validation.parse.__code__
 
 
 class Counted:

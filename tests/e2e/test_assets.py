@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 
 from slopd.core import assets
-from slopd.core.envelope import EnvelopeError, parse
+from slopd.core.envelope import EnvelopeError
+from slopd.core.validation import parse
 from tests.conftest import HubDir, envelope_text, front_matter, toml_argv
 from tests.e2e.signing.test_orders import ALICE, Lab, fixture_lab, keys, now_stamp  # noqa: F401  # fixtures
 

@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from slopd import submit
-from slopd.core.envelope import EnvelopeError, parse, render
+from slopd.core.envelope import EnvelopeError, render
+from slopd.core.validation import parse
 from slopd.shell import waker
 from slopd.shell.lanes import Hub
 from tests.conftest import HubDir, envelope_text

@@ -15,8 +15,8 @@ import urllib.parse
 from pathlib import Path
 
 from slopd.core import origins
-from slopd.core.envelope import PARTY_PATTERN
 from slopd.core.orders import REQUIREMENTS
+from slopd.core.validation import PARTY_PATTERN
 from slopd.shell.config.table import ConfigError, Table, each, type_error
 
 MAX_SECONDS = 1e9  # about 31 years: any longer duration is a mistake, and overflows date arithmetic

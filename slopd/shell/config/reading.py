@@ -16,7 +16,7 @@ import tomllib
 from dataclasses import replace
 from pathlib import Path
 
-from slopd.core.envelope import ACTION_PATTERN, PARTY_PATTERN
+from slopd.core.validation import ACTION_PATTERN, PARTY_PATTERN
 from slopd.core.vocabulary import MAX_ENVELOPE_BYTES
 from slopd.shell.config import sections
 from slopd.shell.config.checks import boolean, names, non_negative, positive, positive_int

@@ -34,11 +34,12 @@ from datetime import datetime
 from functools import partial
 
 from slopd.core import drafts
-from slopd.core.envelope import Envelope, EnvelopeError, parse, render
+from slopd.core.envelope import Envelope, EnvelopeError, render
 from slopd.core.ids import timestamp
 from slopd.core.names import Kind, classify
+from slopd.core.validation import parse
 from slopd.core.vocabulary import MAX_ENVELOPE_BYTES
-from slopd.shell import fs
+from slopd.shell import fs, reads
 from slopd.shell.lanes import Hub, LaneError
 from slopd.transport.console.shelf import Parsed, Shelf
 
@@ -162,8 +163,8 @@ def _is_order(name: str) -> bool:
     return name.isprintable() and classify(name, lane=LANE) in (Kind.INPUT, Kind.BAD_NAME)
 
 
-def _read_at(fd: int, name: str) -> fs.Contents | fs.Unreadable:
-    return fs.read_once(name, MAX_ENVELOPE_BYTES, dir_fd=fd)
+def _read_at(fd: int, name: str) -> reads.Contents | reads.Unreadable:
+    return reads.read_once(name, MAX_ENVELOPE_BYTES, dir_fd=fd)
 
 
 def _load(
@@ -171,7 +172,7 @@ def _load(
     place: str,
     name: str,
     listed: os.stat_result | None,
-    read_now: Callable[[], fs.Contents | fs.Unreadable],
+    read_now: Callable[[], reads.Contents | reads.Unreadable],
 ) -> Parsed:
     """The file read and parsed, or what `shelf` kept of it while its lstat `listed` is the same."""
     kept = shelf.get(place, name, listed) if shelf is not None and listed is not None else None
@@ -179,7 +180,7 @@ def _load(
         return kept
     began = time.time()
     contents = read_now()
-    if isinstance(contents, fs.Unreadable):
+    if isinstance(contents, reads.Unreadable):
         return contents, None, ()
     try:
         parsed: Parsed = (contents, parse(contents.data, name=name), ())
@@ -193,12 +194,12 @@ def _load(
 def _waiting(
     where: str,
     name: str,
-    contents: fs.Contents | fs.Unreadable,
+    contents: reads.Contents | reads.Unreadable,
     envelope: Envelope | None,
     reasons: tuple[str, ...],
     missing: tuple[str, ...] = (),
 ) -> Waiting | None:
-    if isinstance(contents, fs.Unreadable):
+    if isinstance(contents, reads.Unreadable):
         return (
             None if contents.stat is None else Waiting(where, name, None, None, f"the file {contents.reason}")
         )
@@ -244,7 +245,7 @@ def write_signed(hub: Hub, name: str, order: bytes | None, sidecar: str, signatu
     humans'; a race with a human's own `mv` loses nothing of theirs)."""
     lane = hub.lane_fd("authorized")
     for taken in (sidecar, name) if order is not None else (sidecar,):
-        if fs.exists_at(lane, taken):
+        if reads.exists_at(lane, taken):
             raise FileExistsError(taken)
     fs.atomic_write(lane, sidecar, signature, replace=False)
     if order is not None:

@@ -24,12 +24,12 @@ from os import stat_result
 
 from slopd.core.envelope import Envelope
 from slopd.core.layout import Signature
-from slopd.shell import fs
 from slopd.shell.lanes import signature
+from slopd.shell.reads import Contents, Unreadable
 
 RACY = 2.0  # seconds: many clock ticks, and more than a coarse filesystem's time stamps (FAT: 2 s)
 
-Parsed = tuple[fs.Contents | fs.Unreadable, Envelope | None, tuple[str, ...]]  # contents, envelope, reasons
+Parsed = tuple[Contents | Unreadable, Envelope | None, tuple[str, ...]]  # contents, envelope, reasons
 
 
 class Shelf:
@@ -50,7 +50,7 @@ class Shelf:
     def put(self, place: str, name: str, parsed: Parsed, began: float) -> None:
         """Rules 1, 2 and 4: keep `parsed`, read from a file whose read began at `began` (epoch s)."""
         contents = parsed[0]
-        if not isinstance(contents, fs.Contents) or began - contents.stat.st_ctime_ns / 1e9 < self.racy:
+        if not isinstance(contents, Contents) or began - contents.stat.st_ctime_ns / 1e9 < self.racy:
             return
         with self._lock:
             self._kept[(place, name)] = (signature(contents.stat), parsed)

@@ -21,15 +21,16 @@ from slopd.baton.metrics import rows as metric_rows
 from slopd.baton.store import Store
 from slopd.baton.tree import BatonError, Tree
 from slopd.core import replies
-from slopd.core.envelope import EnvelopeError, parse
+from slopd.core.envelope import EnvelopeError
 from slopd.core.layout import LOG_FILE
+from slopd.core.validation import parse
 from slopd.handoff import digest
 from slopd.handoff.board import FOLDER as STANDUPS
 from slopd.ops import doctor, homes, running, status
 from slopd.shell.config import Config
-from slopd.shell.fs import Contents
 from slopd.shell.lanes import Hub, LaneError
 from slopd.shell.ledger.history import History
+from slopd.shell.reads import Contents
 from slopd.transport.console import approvals, chart
 from slopd.transport.console.shelf import Shelf
 

@@ -21,9 +21,10 @@ from typing import Any
 
 from slopd import submit
 from slopd.core import drafts
-from slopd.core.envelope import Envelope, EnvelopeError, parse, render
+from slopd.core.envelope import Envelope, EnvelopeError, render
 from slopd.core.ids import timestamp
 from slopd.core.orders import Trust
+from slopd.core.validation import parse
 from slopd.core.vocabulary import PROTOCOL
 from slopd.shell import fs
 from slopd.shell.config import Config

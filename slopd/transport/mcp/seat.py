@@ -30,22 +30,23 @@ from typing import Any
 
 from slopd import submit
 from slopd.core.admission import Admit, unheard
-from slopd.core.envelope import ID_PATTERN, Envelope, EnvelopeError, parse, render
+from slopd.core.envelope import Envelope, EnvelopeError, render
 from slopd.core.ids import timestamp
 from slopd.core.layout import LANES, LEDGER_FILE
 from slopd.core.notes import READ_CHARS, READ_LIMIT, page
 from slopd.core.orders import Trust
 from slopd.core.receipts import is_terminal
 from slopd.core.replies import ReplyClass
+from slopd.core.validation import ID_PATTERN, parse
 from slopd.core.vocabulary import MAX_WAIT
 from slopd.ops import running
 from slopd.shell import lock
 from slopd.shell.config import Config
-from slopd.shell.fs import Contents
 from slopd.shell.lanes import Hub
 from slopd.shell.ledger import Ledger
 from slopd.shell.ledger.cursors import Cursors
 from slopd.shell.ledger.receipts import Receipts
+from slopd.shell.reads import Contents
 from slopd.shell.waker import Waker
 from slopd.transport.mcp import approval
 from slopd.transport.problems import Problem

@@ -32,9 +32,9 @@ from slopd.core import admission
 from slopd.core.admission import Examined, Refused
 from slopd.core.receipts import WRITTEN, Receipt
 from slopd.shell import faults
-from slopd.shell.fs import Contents
 from slopd.shell.lanes import Hub
 from slopd.shell.ledger.receipts import Receipts
+from slopd.shell.reads import Contents
 from slopd.transport.problems import Problem
 
 

@@ -12,11 +12,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from slopd.core.envelope import ID_PATTERN
 from slopd.core.receipts import Cursor, Receipt, check_cursor, public_state
-from slopd.shell.fs import Contents
+from slopd.core.validation import ID_PATTERN
 from slopd.shell.lanes import Hub
 from slopd.shell.ledger.receipts import FeedReply, Receipts
+from slopd.shell.reads import Contents
 from slopd.transport.problems import Problem
 
 _REPLY_BYTES = 1 << 20

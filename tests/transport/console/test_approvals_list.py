@@ -17,11 +17,11 @@ from typing import Any
 
 import pytest
 
-from slopd.core.envelope import parse
+from slopd.core.validation import parse
 from slopd.shell.config import Config
 from slopd.shell.config import parse as parse_config
-from slopd.shell.fs import Contents
 from slopd.shell.lanes import Hub
+from slopd.shell.reads import Contents
 from slopd.transport.console import approvals, views
 from slopd.transport.console.shelf import Shelf
 from tests.conftest import HubDir, envelope_text

@@ -23,7 +23,7 @@ from mcp.shared.exceptions import MCPError
 
 from slopd.app import load_config
 from slopd.baton.score import report
-from slopd.core.envelope import parse
+from slopd.core.validation import parse
 from slopd.shell.config import Auth, Config
 from slopd.shell.lanes import Hub
 from slopd.shell.version import version
