@@ -1,77 +1,47 @@
 """The MCP server of SPEC §13: the tools and resources, on the official SDK's `MCPServer`.
 
+What every tool call shares (its closed arguments, its annotations, a refusal as a tool error,
+the daemon note) is `mcp.calling`'s; the resources are `mcp.resources`'.
+
 Rules:
 1. Each tool states its rule in its description, takes typed arguments (validated before it
    runs) and returns a typed result with `pending`; the work is `Seat`'s and `protocols`'.
 2. The seat comes from the `SeatSource`: fixed on stdio (`--seat`), the request's token on
    `/mcp`. No tool has a `from` or seat argument.
-3. A refusal (`Problem`) is a tool error naming every reason, for the model to act on; nothing
-   was written. No tool writes `authorized/`.
-4. No tool ignores an argument it does not know: every input schema says
-   `additionalProperties: false`, and a call with an unknown argument is a tool error naming it
-   (with what the tool takes, and why, for the mistakes agents make: `action`, `from`…); nothing
-   runs.
-5. Annotations are true to what each tool does: read-only only when it writes nothing at all,
-   idempotent only when a repeat with the same arguments changes nothing more, destructive when
-   it replaces what was there; none reaches beyond the hub (`openWorldHint: false`).
-6. `serverInfo.version` is slopd's version.
-7. Every answer, a tool error too, says when the seat found no running daemon (`daemon_note`,
-   SPEC §14): the seat a tool takes from the `SeatSource` leaves its note for `_as` to add.
+3. No tool writes `authorized/`.
+4. `serverInfo.version` is slopd's version.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
-from contextvars import ContextVar
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, Any, Literal
 
 from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
-from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
-from mcp.types import Tool as MCPTool
-from mcp.types import ToolAnnotations
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from slopd.core import notes
-from slopd.core.admission import ACTION_OUTSIDE
 from slopd.core.vocabulary import MAX_WAIT
 from slopd.shell.version import version
-from slopd.transport.mcp import models, protocols
-from slopd.transport.mcp import news as news_module
+from slopd.transport.mcp import models, protocols, resources
+from slopd.transport.mcp.calling import (
+    ADD,
+    ADVANCE,
+    MARK,
+    READ,
+    REPLACE,
+    SeatSource,
+    StrictServer,
+    answer,
+    noting,
+)
 from slopd.transport.mcp.news import News
 from slopd.transport.mcp.seat import MAX_CHARS, Seat
-from slopd.transport.problems import Problem
 
-SeatSource = Callable[[Context[Any, Any] | None], Seat]
-M = TypeVar("M", bound=BaseModel)
 Type = Literal["instigate", "handoff", "query", "note", "handshake", "ack", "result", "error"]
 Wait = Annotated[float, Field(ge=0, le=MAX_WAIT, description=f"seconds to wait for a reply (≤ {MAX_WAIT:g})")]
 MAX_NOTES = 100
-
-
-def _does(*, read_only: bool = False, idempotent: bool = False, destructive: bool = False) -> ToolAnnotations:
-    """Rule 5."""
-    return ToolAnnotations(
-        read_only_hint=read_only,
-        destructive_hint=destructive,
-        idempotent_hint=idempotent,
-        open_world_hint=False,
-    )
-
-
-READ = _does(read_only=True, idempotent=True)  # writes nothing at all
-ADD = _does()  # adds to the hub (an envelope, a draft, a lease, a boot record) each time
-MARK = _does(idempotent=True)  # sets a mark; again changes nothing
-REPLACE = _does(destructive=True)  # replaces files in place
-ADVANCE = _does()  # hands a reply over once: advances this seat's wake cursor
-# What an agent most often passes that no tool takes, and where it belongs instead (rule 4).
-_HINTS = {
-    "action": f"{ACTION_OUTSIDE}: ask a human with slop_request_approval",
-    "from": "the seat is fixed by --seat or the token: no tool takes `from`",
-    "seat": "the seat is fixed by --seat or the token: no tool takes it",
-    "wait_s": "only slop_status and slop_replies wait; slop_wait takes timeout_s",
-}
 
 INSTRUCTIONS = (
     "A SLOP hub: send envelopes as this seat, read the replies addressed to it. Reading never "
@@ -80,75 +50,19 @@ INSTRUCTIONS = (
 )
 
 
-_NOTE: ContextVar[str | None] = ContextVar("slopd_daemon_note", default=None)  # rule 4, per call
-
-
-def _noting(seats: SeatSource) -> SeatSource:
-    """Rule 4: the seat, its daemon note left for this call's `_as`."""
-
-    def seat_of(context: Context[Any, Any] | None) -> Seat:
-        seat = seats(context)
-        _NOTE.set(seat.daemon_note())
-        return seat
-
-    return seat_of
-
-
-def _as(model: type[M], work: Callable[[], dict[str, Any]]) -> M:
-    try:
-        found = work()
-    except Problem as problem:
-        reasons = "".join(f"\n- {reason}" for reason in problem.errors if reason != problem.detail)
-        note = _NOTE.get()
-        said = f"\n({note})" if note is not None else ""
-        raise ToolError(f"{problem.body()['title']}: {problem.detail}{reasons}{said}") from None
-    return model.model_validate({**found, "daemon_note": _NOTE.get()})
-
-
-class _Strict(MCPServer):
-    """Rule 4, over the SDK's `MCPServer`: its argument models ignore unknown keys."""
-
-    async def list_tools(self) -> list[MCPTool]:
-        return [
-            tool.model_copy(update={"input_schema": {**tool.input_schema, "additionalProperties": False}})
-            for tool in await super().list_tools()
-        ]
-
-    _takes: dict[str, list[str]] | None = None  # each tool's arguments, once the tools are all added
-
-    async def call_tool(
-        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
-    ) -> Any:
-        if self._takes is None:
-            tools = await super().list_tools()
-            self._takes = {tool.name: list(tool.input_schema.get("properties", {})) for tool in tools}
-        takes = self._takes.get(name)
-        unknown = sorted(set(arguments) - set(takes)) if takes is not None else []
-        if unknown:
-            raise ToolError(_unknown(name, unknown, takes or []))
-        return await super().call_tool(name, arguments, context)
-
-
-def _unknown(tool: str, unknown: list[str], takes: list[str]) -> str:
-    named = ", ".join(f"`{argument}`" for argument in unknown)
-    lines = [f"{tool} takes no argument {named}; nothing was done. It takes: {', '.join(takes) or 'none'}."]
-    lines += [f"- {argument}: {_HINTS[argument]}" for argument in unknown if argument in _HINTS]
-    return "\n".join(lines)
-
-
 def build(  # noqa: PLR0915  # one per tool
     seats: SeatSource, guide: Callable[[], str], news: News | None = None
 ) -> MCPServer:
     """The server; with `news`, `slop://replies` can be subscribed to (`mcp.news`)."""
-    server = _Strict("slopd", instructions=INSTRUCTIONS, version=version())
-    seats = _noting(seats)
+    server = StrictServer("slopd", instructions=INSTRUCTIONS, version=version())
+    seats = noting(seats)
     if news is not None:
         news.install(server, seats)
 
     @server.tool(annotations=READ)
     def slop_hub_info(ctx: Context) -> models.HubInfo:
         """This seat, the hub, whether its daemon runs, the lanes, reply classes, limits, HUB.md in short."""
-        return _as(models.HubInfo, seats(ctx).info)
+        return answer(models.HubInfo, seats(ctx).info)
 
     @server.tool(annotations=ADD)
     def slop_send(
@@ -167,14 +81,14 @@ def build(  # noqa: PLR0915  # one per tool
         irreversible actions need a human signature (slop_request_approval)."""
         seat = seats(ctx)
         fields = {"in_reply_to": in_reply_to, "mode": mode, "project": project, "id": id}
-        return _as(models.Receipt, lambda: seat.send(type=type, to=to, body=body, **fields))
+        return answer(models.Receipt, lambda: seat.send(type=type, to=to, body=body, **fields))
 
     @server.tool(annotations=READ)
     def slop_status(id: str, ctx: Context, wait_s: Wait = 0.0) -> models.Status:
         """The state and replies of an envelope this seat sent; waits up to wait_s for a terminal reply.
         Reading never consumes."""
         seat = seats(ctx)
-        return _as(models.Status, lambda: seat.status(id, wait_s))
+        return answer(models.Status, lambda: seat.status(id, wait_s))
 
     @server.tool(annotations=READ)
     def slop_replies(
@@ -186,7 +100,7 @@ def build(  # noqa: PLR0915  # one per tool
         """This seat's replies after the cursor, oldest first; waits up to wait_s for one. Reading
         never consumes: keep next_cursor, and slop_ack what you have handled."""
         seat = seats(ctx)
-        return _as(models.Feed, lambda: seat.replies(after, limit, wait_s))
+        return answer(models.Feed, lambda: seat.replies(after, limit, wait_s))
 
     @server.tool(annotations=ADVANCE)
     def slop_wait(
@@ -200,7 +114,7 @@ def build(  # noqa: PLR0915  # one per tool
         delivered by slop_wait, `slopd wait` or a hook. Returns it whole, or timed_out after timeout_s
         (at most 50 s; call again to keep waiting)."""
         seat = seats(ctx)
-        return _as(models.Waited, lambda: seat.wait(ids, timeout_s))
+        return answer(models.Waited, lambda: seat.wait(ids, timeout_s))
 
     @server.tool(annotations=READ)
     def slop_read(
@@ -212,13 +126,13 @@ def build(  # noqa: PLR0915  # one per tool
         """One reply to this seat or envelope it sent, a page at a time; a deliverable's file list.
         Reading never consumes."""
         seat = seats(ctx)
-        return _as(models.Page, lambda: seat.read(id, offset, max_chars))
+        return answer(models.Page, lambda: seat.read(id, offset, max_chars))
 
     @server.tool(annotations=MARK)
     def slop_ack(id: str, ctx: Context) -> models.Acked:
         """Mark a reply to this seat as seen (it leaves `pending`); nothing is moved or deleted."""
         seat = seats(ctx)
-        return _as(models.Acked, lambda: seat.ack(id))
+        return answer(models.Acked, lambda: seat.ack(id))
 
     @server.tool(annotations=READ)
     def slop_notes(
@@ -236,26 +150,26 @@ def build(  # noqa: PLR0915  # one per tool
         hub's notes, newest first, each with its text; `search` matches the text. One page at a
         time: pass next_offset as offset for the next."""
         seat = seats(ctx)
-        return _as(models.Notes, lambda: seat.notes(search, limit, offset, max_chars))
+        return answer(models.Notes, lambda: seat.notes(search, limit, offset, max_chars))
 
     @server.tool(annotations=ADD)
     def slop_request_approval(action: str, body: str, reason: str, ctx: Context) -> models.Approval:
         """Draft the order a human would sign to run an irreversible action (in outbox/drafts/, never
         authorized/), and the exact signing command for the human. Agents cannot approve."""
         seat = seats(ctx)
-        return _as(models.Approval, lambda: seat.request_approval(action, body, reason))
+        return answer(models.Approval, lambda: seat.request_approval(action, body, reason))
 
     @server.tool(annotations=READ)
     def handoff_lint(text: str, ctx: Context) -> models.Lint:
         """Lint an MEP handoff log or entry: FILE:LINE findings with rule, message and fix."""
         seat = seats(ctx)
-        return _as(models.Lint, lambda: {**protocols.handoff_lint(text), "pending": seat.pending()})
+        return answer(models.Lint, lambda: {**protocols.handoff_lint(text), "pending": seat.pending()})
 
     @server.tool(annotations=READ)
     def standup_read(project: str, ctx: Context) -> models.Standup:
         """A project's Standing Standup: the party line, the latest entry, open tasks by owner."""
         seat = seats(ctx)
-        return _as(
+        return answer(
             models.Standup, lambda: {**protocols.standup_read(seat, project), "pending": seat.pending()}
         )
 
@@ -264,10 +178,10 @@ def build(  # noqa: PLR0915  # one per tool
         """File one MEP entry in a project's standup (sent as a handoff from this seat). An entry that
         does not lint is refused with every finding, and nothing is sent."""
         seat = seats(ctx)
-        return _as(models.Receipt, lambda: protocols.standup_append(seat, project, entry))
+        return answer(models.Receipt, lambda: protocols.standup_append(seat, project, entry))
 
     def baton(vessel: str, seat: Seat, work: Callable[[], dict[str, Any]]) -> models.Baton:
-        return _as(models.Baton, lambda: {"vessel": vessel, "data": work(), "pending": seat.pending()})
+        return answer(models.Baton, lambda: {"vessel": vessel, "data": work(), "pending": seat.pending()})
 
     @server.tool(annotations=ADD)  # records the boot in the registry (the seed's BATON_RECEIVED)
     def baton_boot(
@@ -309,35 +223,6 @@ def build(  # noqa: PLR0915  # one per tool
         seat = seats(ctx)
         return baton("", seat, lambda: protocols.baton_score(letter))
 
-    @server.resource("slop://hub/HUB.md", mime_type="text/markdown")
-    def hub_md() -> str:
-        """The hub's HUB.md: its rules for agents."""
-        return guide()
-
-    @server.resource("slop://reply/{id}", mime_type="text/markdown")
-    def reply(id: str, ctx: Context) -> str:
-        """A reply to this seat, whole."""
-        seat = seats(ctx)
-        try:
-            return str(seat.read(id, 0, 1 << 30)["text"])
-        except Problem as problem:
-            raise ResourceNotFoundError(problem.detail) from None
-
-    @server.resource(news_module.RESOURCE + "{?limit}", mime_type="application/json")
-    def feed(ctx: Context, limit: int = 20) -> str:
-        """This seat's newest replies (at most `limit`, oldest first), its cursor and what it has not
-        acked. Subscribe to it to hear of each new reply."""
-        return json.dumps(seats(ctx).recent(limit))
-
-    @server.resource("slop://standup/{project}", mime_type="text/markdown")
-    def standup(project: str, ctx: Context) -> str:
-        """A project's Standing Standup file."""
-        try:
-            found = protocols.standup_text(seats(ctx), project)
-        except Problem as problem:
-            raise ResourceNotFoundError(problem.detail) from None
-        if found is None:
-            raise ResourceNotFoundError(f"no standup for {project} yet")
-        return found
+    resources.install(server, seats, guide)
 
     return server

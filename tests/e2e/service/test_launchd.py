@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from slopd.ops import service
+from slopd.ops import service, servicefiles
 
 SHIPPED = service.data_path("launchd") / "dev.slopd.plist"
 # launchd.plist(5) keys slopd uses or that an operator may reasonably add, with their types.
@@ -65,7 +65,7 @@ def problems(plist: dict[str, Any]) -> list[str]:
 
 
 def rendered(tmp_path: Path) -> bytes:
-    return service.render_launchd(
+    return servicefiles.render_launchd(
         SHIPPED.read_bytes(),
         slopd=Path("/Users/alice/.local/bin/slopd"),
         hub=Path("/Users/alice/Library/CloudStorage/Dropbox/hub"),
@@ -86,7 +86,7 @@ def test_shipped_plist_is_valid() -> None:
     assert plist["KeepAlive"] == {"SuccessfulExit": False}
     assert plist["ProcessType"] == "Background"
     assert plist["Umask"] == 0o077
-    assert plist["ExitTimeOut"] > service.GRACE
+    assert plist["ExitTimeOut"] > servicefiles.GRACE
     assert plist["ProgramArguments"][1:3] == ["run", "--hub"]
     assert SHIPPED.name == plist["Label"] + ".plist"
 
@@ -109,7 +109,7 @@ def test_rendered_plist_is_valid_and_names_this_installation(tmp_path: Path) -> 
         "--config",
         "/Users/alice/.config/slopd/config.toml",
         "--grace",
-        str(service.GRACE),
+        str(servicefiles.GRACE),
     ]
     assert plist["Label"] == "dev.slopd.Library-CloudStorage-Dropbox-hub"
     assert plist["StandardErrorPath"] == plist["StandardOutPath"]

@@ -18,7 +18,7 @@ import pytest
 
 from slopd.core.guide import render
 from slopd.core.vocabulary import MAX_ENVELOPE_BYTES
-from slopd.ops import service
+from slopd.ops import service, servicefiles
 from slopd.shell.defaults import default_names, default_state_dir
 from slopd.shell.lanes import init
 from slopd.shell.version import version
@@ -69,7 +69,7 @@ def test_escape_path_matches_systemd_escape() -> None:
     result = subprocess.run(
         [systemd_tool("systemd-escape"), "--path", "--", *paths], capture_output=True, text=True, check=True
     )
-    assert result.stdout.split() == [service.escape_path(path) for path in paths]
+    assert result.stdout.split() == [servicefiles.escape_path(path) for path in paths]
 
 
 def test_escape_path_refuses_what_systemd_escape_refuses() -> None:
@@ -79,14 +79,14 @@ def test_escape_path_refuses_what_systemd_escape_refuses() -> None:
     )
     assert result.returncode != 0
     with pytest.raises(ValueError, match="normalized"):
-        service.escape_path("/a/../b")
+        servicefiles.escape_path("/a/../b")
 
 
 def test_user_unit_renders_this_installation(tmp_path: Path, home: Path) -> None:
     """The user unit names the real slopd, hub, config, default state dir and PATH; nothing else moves."""
     template = (service.data_path("systemd") / "slopd.user.service").read_text()
     hub, config = home / "Dropbox" / "hub", home / ".config" / "slopd" / "config.toml"
-    text = service.render_systemd(
+    text = servicefiles.render_systemd(
         template, slopd=SLOPD_BIN, hub=hub, config=config, state=None, user=True, path_env="/opt/x:/usr/bin"
     )
     state = default_state_dir(hub)
@@ -101,7 +101,7 @@ def test_user_unit_renders_this_installation(tmp_path: Path, home: Path) -> None
 def test_system_template_keeps_the_instance_hub() -> None:
     """The system template keeps %f and the StateDirectory; only the slopd path changes."""
     template = (service.data_path("systemd") / "slopd@.service").read_text()
-    text = service.render_systemd(
+    text = servicefiles.render_systemd(
         template,
         slopd=Path("/opt/slopd/bin/slopd"),
         hub=Path("/srv/hub"),
@@ -117,7 +117,7 @@ def test_paths_with_specials_are_quoted_for_systemd(tmp_path: Path) -> None:
     """Spaces, quotes, % and $ in paths are quoted and doubled so systemd reads them back verbatim."""
     template = (service.data_path("systemd") / "slopd.user.service").read_text()
     hub = Path('/home/a b/50% "x"/$HOME')
-    text = service.render_systemd(
+    text = servicefiles.render_systemd(
         template, slopd=Path("/o p/slopd"), hub=hub, config=None, state=Path("/s"), user=True
     )
     line = next(line for line in text.splitlines() if line.startswith("ExecStart="))
@@ -141,7 +141,7 @@ def test_install_systemd_writes_template_and_dropin(tmp_path: Path, home: Path) 
         str(units),
     )
     assert result.returncode == 0, result.stderr
-    instance = service.escape_path(str(hub))
+    instance = servicefiles.escape_path(str(hub))
     assert "\\x2d" in instance
     template = (units / "slopd@.service").read_text()
     assert f"ExecStart={SLOPD_BIN} run --hub %f --state ${{STATE_DIRECTORY}} --grace 30" in template

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from slopd.ops import service
+from slopd.ops import service, servicefiles
 
 SLOPD_BIN = Path(sys.executable).parent / "slopd"
 SYSTEM_THRESHOLD = 15  # tenths: the system unit scores 1.5
@@ -58,7 +58,7 @@ def shipped(name: str) -> str:
 
 
 def rendered_system(directory: Path) -> Path:
-    text = service.render_systemd(
+    text = servicefiles.render_systemd(
         shipped("slopd@.service"), slopd=SLOPD_BIN, hub=Path("/srv/hub"), config=None, state=None, user=False
     )
     path = directory / "slopd@.service"
@@ -67,7 +67,7 @@ def rendered_system(directory: Path) -> Path:
 
 
 def rendered_user(directory: Path) -> Path:
-    text = service.render_systemd(
+    text = servicefiles.render_systemd(
         shipped("slopd.user.service"),
         slopd=SLOPD_BIN,
         hub=Path("/home/alice/Dropbox/hub"),
@@ -101,8 +101,8 @@ def test_shipped_units_have_the_service_contract(name: str) -> None:
     for directive in REQUIRED + (SYSTEM_REQUIRED if "@" in name else ["UMask=0077"]):
         assert directive in lines, directive
     timeout = int(re.search(r"^TimeoutStopSec=(\d+)s$", text, re.MULTILINE).group(1))  # type: ignore[union-attr]
-    assert timeout > service.GRACE
-    assert f"--grace {service.GRACE}" in text
+    assert timeout > servicefiles.GRACE
+    assert f"--grace {servicefiles.GRACE}" in text
 
 
 @pytest.mark.parametrize("name", ["slopd@.service", "slopd.user.service"])
@@ -132,7 +132,7 @@ def test_installed_instance_with_dropin_verifies_silently(tmp_path: Path, analyz
     units = tmp_path / "units"
     plan = service.plan_systemd(slopd=SLOPD_BIN, hub=hub, config=config, unit_dir=units)
     service.install(plan)
-    instance = f"slopd@{service.escape_path(str(hub))}.service"
+    instance = f"slopd@{servicefiles.escape_path(str(hub))}.service"
     assert (units / f"{instance}.d" / "slopd.conf").is_file()
     env = {**os.environ, "SYSTEMD_UNIT_PATH": f"{units}:"}
     result = analyze_run(analyze, "verify", instance, env=env)
