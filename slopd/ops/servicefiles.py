@@ -1,7 +1,8 @@
 """The service files' text: a systemd unit, its drop-in, a LaunchAgent plist, with this installation's paths.
 
 Rules:
-1. Rendering is pure: template text and paths in, file text out. Templates name
+1. Rendering reads nothing but the environment's state directory when none is given
+   (`defaults.default_state_dir`): template text and paths in, file text out. Templates name
    /usr/local/bin/slopd and example paths; rendering rewrites the `ExecStart=` line (and, per
    user, `Description=` and `PATH`) or the plist's keys, and nothing else.
 """
