@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Coverage-guided fuzzing of the allowed_signers parser with atheris (libFuzzer).
 
-Invariants (slopd/core/allowed_signers.py, rules 3 and 5), for any text:
+Invariants (slopd/core/allowed_signers.py rule 3, slopd/core/authorizing.py rule 1), for any text:
 - `allowed_signers.parse` returns entries or raises `AllowedSignersError` naming a line of the
   text (1 ≤ line ≤ number of lines) and a non-empty reason, in UTC and in local zones west
   (with daylight saving time) and east of it;
@@ -22,7 +22,7 @@ import atheris
 from common import libfuzzer_argv
 
 with atheris.instrument_imports(include=["slopd"]):
-    from slopd.core import allowed_signers
+    from slopd.core import allowed_signers, authorizing
 
 
 def zones() -> tuple[tzinfo, ...]:
@@ -52,10 +52,10 @@ def test_one_input(data: bytes) -> None:
             continue
         for entry in entries:
             for principal in (entry.principals, entry.principals.split(",")[0], "mallory@example.com"):
-                verdict = allowed_signers.authorize(
+                verdict = authorizing.authorize(
                     entries, public_key=entry.public_key, principal=principal, namespace="slop", now=NOW
                 )
-                if not isinstance(verdict, allowed_signers.Authorized | allowed_signers.Refused):
+                if not isinstance(verdict, authorizing.Authorized | authorizing.Refused):
                     raise AssertionError(f"authorize returned {verdict!r}")
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from slopd.core import allowed_signers, keyfiles, orders, sshkeys, sshsig
+from slopd.core import authorizing, keyfiles, orders, sshkeys, sshsig
 from slopd.core.envelope import EnvelopeError
 from slopd.core.errors import UsageError
 from slopd.core.validation import PARTY_PATTERN, parse
@@ -152,7 +152,7 @@ def _verify_file(target: Path, message: bytes, trust: orders.Trust, signature_pa
         print(f"{target}: not verified: signature {signature_path.name}: {verdict.reason}")
         return 1
     key = verdict.public_key
-    found = allowed_signers.find_principals(
+    found = authorizing.find_principals(
         trust.signers, public_key=key, namespace=trust.namespace, now=datetime.now(UTC)
     )
     if not found:

@@ -1,6 +1,6 @@
 """The OpenSSH allowed_signers file (ssh-keygen(1) ALLOWED SIGNERS): text in, frozen entries out.
 
-Rules (SPEC §6; research §1.5; OpenSSH `sshsig.c`, `match.c`, `misc.c`):
+Rules (SPEC §6; research §1.5; OpenSSH `sshsig.c`, `misc.c`):
 1. A line is `principals [options] keytype base64 [comment…]`; blank lines and `#` lines are
    skipped; fields are separated by spaces or tabs; a `"…"` value may hold spaces and commas.
 2. Options are comma-separated, names case-insensitive: `namespaces="…"`, `valid-after="…"`,
@@ -13,15 +13,12 @@ Rules (SPEC §6; research §1.5; OpenSSH `sshsig.c`, `match.c`, `misc.c`):
 4. Times are `YYYYMMDD`, `YYYYMMDDHHMM` or `YYYYMMDDHHMMSS`, UTC with a `Z` (or `UTC`) suffix,
    else in `local_zone` read as ssh-keygen reads it: `mktime` with `tm_isdst = 0`, so the
    zone's standard offset even in summer.
-5. `authorize` is total: a key is authorized when any entry has it, its principals match, its
-   namespaces (if any) match and `valid_after <= now <= valid_before`; otherwise `Refused`
-   gives the reason of the entry that came closest.
+5. Whom the entries allow to sign, with which key, where and when, is `core.authorizing`'s.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, timezone, tzinfo
 
@@ -38,7 +35,6 @@ _KNOWN_KEY_TYPE = re.compile(
 )
 _CERT_AUTHORITY = re.compile(r"(?:^|,)cert-authority(?:,|=|$)", re.IGNORECASE)
 _TIME_OPTIONS = ("valid-after", "valid-before")
-_MAX_SUBPATTERN = 1023  # match_pattern_list: a longer subpattern never matches
 
 
 class AllowedSignersError(ValueError):
@@ -74,16 +70,6 @@ class Skipped:
 class Signers:
     entries: tuple[Entry, ...]
     skipped: tuple[Skipped, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class Authorized:
-    line: int
-
-
-@dataclass(frozen=True, slots=True)
-class Refused:
-    reason: str
 
 
 def read(text: str, *, local_zone: tzinfo) -> Signers:
@@ -222,85 +208,6 @@ def _standard_offset(moment: datetime, zone: tzinfo) -> timedelta:
     return offset - (zone.dst(moment) or timedelta(0))
 
 
-def match_pattern_list(name: str, patterns: str) -> bool:
-    """OpenSSH match_pattern_list: any `*`/`?` pattern matches and no `!`-negated one does."""
-    subject = name.encode("utf-8", "surrogateescape")
-    positive = False
-    for item in patterns.encode("utf-8", "surrogateescape").split(b","):
-        negated = item.startswith(b"!")
-        pattern = item[1:] if negated else item
-        if len(pattern) >= _MAX_SUBPATTERN:
-            return False
-        if _match(subject, pattern):
-            if negated:
-                return False
-            positive = True
-    return positive
-
-
-def _match(subject: bytes, pattern: bytes) -> bool:
-    """Glob with `*` (any run) and `?` (one byte), iterative with one backtrack point."""
-    s = p = 0
-    star, star_s = -1, 0
-    while s < len(subject):
-        if p < len(pattern) and pattern[p] in (subject[s], ord("?")):
-            s, p = s + 1, p + 1
-        elif p < len(pattern) and pattern[p] == ord("*"):
-            star, star_s, p = p, s, p + 1
-        elif star >= 0:
-            star_s += 1
-            s, p = star_s, star + 1
-        else:
-            return False
-    return all(char == ord("*") for char in pattern[p:])
-
-
 def _show(value: str) -> str:
     shown = ascii(value)
     return shown if len(shown) <= 60 else shown[:57] + "..."
-
-
-def _check(entry: Entry, principal: str, namespace: str, now: datetime) -> Authorized | tuple[int, str]:
-    """`Authorized`, or how far the entry got (1 principal, 2 namespace, 3 time) and why it stopped."""
-    if not match_pattern_list(principal, entry.principals):
-        return 1, f"key not allowed for principal {_show(principal)}"
-    return _usable(entry, namespace, now) or Authorized(entry.line)
-
-
-def _usable(entry: Entry, namespace: str, now: datetime) -> tuple[int, str] | None:
-    """Why the entry does not allow its key in `namespace` at `now` (2 namespace, 3 time), if so."""
-    if entry.namespaces is not None and not match_pattern_list(namespace, entry.namespaces):
-        return 2, f"key not permitted for namespace {_show(namespace)}"
-    if entry.valid_after is not None and now < entry.valid_after:
-        return 3, f"key not yet valid (valid-after {entry.valid_after.isoformat()})"
-    if entry.valid_before is not None and now > entry.valid_before:
-        return 3, f"key expired (valid-before {entry.valid_before.isoformat()})"
-    return None
-
-
-def authorize(
-    entries: Sequence[Entry], *, public_key: PublicKey, principal: str, namespace: str, now: datetime
-) -> Authorized | Refused:
-    """Whether any entry allows `public_key` to sign as `principal` in `namespace` at `now` (aware)."""
-    closest: tuple[int, str] | None = None
-    for entry in entries:
-        if entry.public_key != public_key:
-            continue
-        outcome = _check(entry, principal, namespace, now)
-        if isinstance(outcome, Authorized):
-            return outcome
-        if closest is None or outcome[0] > closest[0]:
-            closest = outcome
-    return Refused(closest[1] if closest is not None else "key not in allowed_signers")
-
-
-def find_principals(
-    entries: Sequence[Entry], *, public_key: PublicKey, namespace: str, now: datetime
-) -> list[tuple[str, int]]:
-    """The principals (as written) and line of every entry allowing `public_key` in `namespace`
-    at `now`, whatever the principal — `ssh-keygen -Y find-principals`."""
-    return [
-        (entry.principals, entry.line)
-        for entry in entries
-        if entry.public_key == public_key and _usable(entry, namespace, now) is None
-    ]

@@ -27,9 +27,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from slopd.core import allowed_signers, sshsig
+from slopd.core import allowed_signers, authorizing, sshsig
 from slopd.core.envelope import Envelope
 from slopd.core.sshkeys import PublicKey
+from slopd.core.sshpatterns import match_pattern_list
 from slopd.core.verdicts import Invalid, Valid, Verification
 
 FUTURE_SKEW = timedelta(minutes=5)
@@ -153,15 +154,15 @@ def _judge(
     if isinstance(verdict, sshsig.Rejected):
         return f"signature {sidecar}: {verdict.reason}"
     key = verdict.public_key
-    authorized = allowed_signers.authorize(
+    authorized = authorizing.authorize(
         trust.signers, public_key=key, principal=envelope.sender, namespace=trust.namespace, now=now
     )
     principal = envelope.sender
-    if isinstance(authorized, allowed_signers.Refused) and policy.quorum > 1:
+    if isinstance(authorized, authorizing.Refused) and policy.quorum > 1:
         other = _other_principal(trust, key, now)
         if other is not None:
             principal, authorized = other
-    if isinstance(authorized, allowed_signers.Refused):
+    if isinstance(authorized, authorizing.Refused):
         return f"signer {key.fingerprint}: {authorized.reason}"
     flags = verdict.flags or 0
     no_touch_allowed = trust.allow_no_touch and policy.require is None
@@ -182,17 +183,17 @@ def _judge(
 
 def _other_principal(
     trust: Trust, key: PublicKey, now: datetime
-) -> tuple[str, allowed_signers.Authorized] | None:
+) -> tuple[str, authorizing.Authorized] | None:
     """Rule 3 for a co-signer: the first literal principal of an entry allowing the key now."""
-    for principals, line in allowed_signers.find_principals(
+    for principals, line in authorizing.find_principals(
         trust.signers, public_key=key, namespace=trust.namespace, now=now
     ):
         for principal in principals.split(","):
             literal = (
                 principal and not principal.startswith("!") and not any(char in principal for char in "*?")
             )
-            if literal and allowed_signers.match_pattern_list(principal, principals):
-                return principal, allowed_signers.Authorized(line)
+            if literal and match_pattern_list(principal, principals):
+                return principal, authorizing.Authorized(line)
     return None
 
 

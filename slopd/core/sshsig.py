@@ -19,7 +19,7 @@ Rules (SPEC §6; research §1, Appendix A):
    `webauthn-sk-ecdsa-sha2-nistp256@openssh.com`: its rules are `core.webauthn`'s, and
    `Verified` reports its origin.
 5. `verify` checks the signature with the key it carries; the caller then checks that key
-   against allowed_signers (`core.allowed_signers`). Curve arithmetic is `cryptography`'s.
+   against allowed_signers (`core.authorizing`). Curve arithmetic is `cryptography`'s.
 """
 
 from __future__ import annotations

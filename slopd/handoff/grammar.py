@@ -12,11 +12,9 @@ Rules (SPEC §10, the seed's BNF read leniently):
    pending` section; any other block (`## Media Channel`) is kept verbatim as `Other`.
 4. An entry's text ends at its last line that is neither blank nor a `---` rule; those
    trailing lines are its `trailer`, the layout between it and the next block.
-5. Headers and Tag-in/Tag-out lines are read by `handoff.header`, list items by `handoff.items`;
-   an entry's sections and a section's items are read when first asked for.
-6. A section starts at a `### ` heading (up to three spaces of indent); it is one MEP names
-   when its title begins with the name, written exactly (a curly apostrophe allowed).
-7. The file header is there when the text, leading whitespace and a BOM aside, begins with
+5. Headers and Tag-in/Tag-out lines are read by `handoff.header`, sections (and their list
+   items) by `handoff.sections`; an entry's sections are read when first asked for.
+6. The file header is there when the text, leading whitespace and a BOM aside, begins with
    `# Handoff Log` — MEP's checker's own test. A standup file (`# Standing Standup — …`) is a
    preamble for humans, then its log from the `# Handoff Log` line on (`split_standup`).
 """
@@ -32,41 +30,14 @@ from functools import cached_property
 
 from slopd.handoff import lines
 from slopd.handoff.header import MEP_HEADING, Header, Tags, mep_tag_out, read_header, read_tags
-from slopd.handoff.items import Item, read_item
+from slopd.handoff.items import Item
+from slopd.handoff.sections import SECTION_HEADING, Section, read_sections, section_kind
 
 FILE_HEADER = "# Handoff Log"
 STANDUP_HEADER = "# Standing Standup"
 _DATE_LIKE = re.compile(r"##\s+(?:\d{4}\D\d{1,2}\D\d{1,2}|\d{1,2}/\d{1,2}/\d{4}|[Yy]{4}-)")
-_SECTION = ("### ", " ### ", "  ### ", "   ### ")  # rule 6: a `### ` heading, up to three spaces in
 _LOG_LINE = re.compile(r"(?<![^\r\n])" + re.escape(FILE_HEADER) + r"[ \t]*(?![^\r\n])")
 _RULE = re.compile(r" {0,3}(?:-{3,}|\*{3,}|_{3,})\s*")
-_ITEM_START = frozenset("-*+ \t0123456789")
-SECTION_NAMES = {"happened": "What happened", "pending": "What's pending", "watch": "Watch out for"}
-
-
-@dataclass(frozen=True)
-class Section:
-    """A `### ` heading and the lines under it, up to the next `### ` heading; its list items
-    are read when first asked for."""
-
-    line: int
-    heading: str
-    kind: str | None  # "happened" | "pending" | "watch" | None: a section MEP does not name
-    lines: tuple[str, ...]  # without line endings
-    _marks: tuple[bool, ...] = field(repr=False, compare=False)  # of `lines`: outside fences, comments
-
-    @cached_property
-    def items(self) -> tuple[Item, ...]:
-        first = self.line + 1
-        return tuple(
-            item
-            for offset, text in enumerate(self.lines)
-            if self._marks[offset] and text[:1] in _ITEM_START and (item := read_item(text, first + offset))
-        )
-
-    @property
-    def empty(self) -> bool:
-        return not any(text.strip() for text in self.lines)
 
 
 @dataclass(frozen=True)
@@ -84,7 +55,7 @@ class Entry:
 
     @cached_property
     def sections(self) -> tuple[Section, ...]:
-        return _sections(self._body, self._marks, self.line - 1)
+        return read_sections(self._body, self._marks, self.line - 1)
 
     def section(self, kind: str) -> Section | None:
         """The first section of `kind` ("happened", "pending", "watch")."""
@@ -136,12 +107,12 @@ class Log:
 
     @property
     def has_file_header(self) -> bool:
-        """Rule 7."""
+        """Rule 6."""
         return self.preamble.removeprefix("\ufeff").lstrip().startswith(FILE_HEADER)
 
 
 def split_standup(text: str) -> tuple[str, str] | None:
-    """Rule 7: a standup file's (preamble, log from its `# Handoff Log` line; "" when it has
+    """Rule 6: a standup file's (preamble, log from its `# Handoff Log` line; "" when it has
     none), or None when `text` is not a standup file."""
     if not text.removeprefix("\ufeff").lstrip().startswith(STANDUP_HEADER):
         return None
@@ -208,20 +179,9 @@ def _block_starts(bare: list[str], marks: list[bool]) -> list[int]:
 
 def _names_a_section(bare: list[str], marks: list[bool], start: int, end: int) -> bool:
     return any(
-        "### " in bare[i] and marks[i] and _section_kind(bare[i]) in ("happened", "pending")
+        "### " in bare[i] and marks[i] and section_kind(bare[i]) in ("happened", "pending")
         for i in range(start, end)
     )
-
-
-def _section_kind(heading: str) -> str | None:
-    """Rule 6."""
-    if not heading.startswith(_SECTION):
-        return None
-    title = heading.lstrip(" ")[4:].replace("\u2019", "'")
-    for kind, name in SECTION_NAMES.items():
-        if title.startswith(name):
-            return kind
-    return None
 
 
 def _block(text: str, offsets: list[int], bare: list[str], marks: list[bool], start: int, end: int) -> Block:
@@ -250,22 +210,8 @@ def _tags(bare: list[str], marks: list[bool], start: int, end: int) -> Tags | No
     """`header` rule 3: the first line of the header block that starts like a Tag line."""
     for index in range(start + 1, end):
         line = bare[index]
-        if marks[index] and line.startswith(_SECTION):
+        if marks[index] and line.startswith(SECTION_HEADING):
             return None
         if marks[index] and (tags := read_tags(line, index + 1)) is not None:
             return tags
     return None
-
-
-def _sections(body: tuple[str, ...], marks: tuple[bool, ...], start: int) -> tuple[Section, ...]:
-    """The sections of an entry whose heading is line `start` (0-based) of the file."""
-    found: list[Section] = []
-    heading_at = [i for i in range(1, len(body)) if marks[i] and body[i].startswith(_SECTION)]
-    for position, index in enumerate(heading_at):
-        stop = heading_at[position + 1] if position + 1 < len(heading_at) else len(body)
-        heading = body[index]
-        kind = _section_kind(heading)
-        found.append(
-            Section(start + index + 1, heading, kind, body[index + 1 : stop], marks[index + 1 : stop])
-        )
-    return tuple(found)

@@ -17,8 +17,9 @@ from dataclasses import dataclass
 
 from slopd.handoff import header as headers
 from slopd.handoff.findings import ERROR, WARNING, Finding
-from slopd.handoff.grammar import SECTION_NAMES, Entry, Log, collector_paused, parse, split_standup
+from slopd.handoff.grammar import Entry, Log, collector_paused, parse, split_standup
 from slopd.handoff.order import order
+from slopd.handoff.sections import SECTION_NAMES
 
 __all__ = ["ERROR", "WARNING", "Finding", "Report", "decode", "lint", "lint_log"]
 _ORDER = {"happened": 0, "pending": 1, "watch": 2}

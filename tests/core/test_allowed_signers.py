@@ -1,4 +1,5 @@
-"""allowed_signers (slopd.core.allowed_signers): parsing, errors naming the line, patterns, authorize."""
+"""allowed_signers: parsing and errors naming the line (slopd.core.allowed_signers), pattern lists
+(slopd.core.sshpatterns), authorize (slopd.core.authorizing)."""
 
 from __future__ import annotations
 
@@ -11,17 +12,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from slopd.core import sshkeys
-from slopd.core.allowed_signers import (
-    AllowedSignersError,
-    Authorized,
-    Entry,
-    Refused,
-    authorize,
-    match_pattern_list,
-    parse,
-    read,
-)
+from slopd.core.allowed_signers import AllowedSignersError, Entry, parse, read
+from slopd.core.authorizing import Authorized, Refused, authorize
 from slopd.core.sshkeys import PublicKey
+from slopd.core.sshpatterns import match_pattern_list
 
 ALICE = sshkeys.ed25519(Ed25519PrivateKey.from_private_bytes(b"\x01" * 32).public_key().public_bytes_raw())
 BOB = sshkeys.ed25519(Ed25519PrivateKey.from_private_bytes(b"\x02" * 32).public_key().public_bytes_raw())

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from slopd.core import allowed_signers, keyfiles, passkeys, sshkeys, sshsig
+from slopd.core import allowed_signers, authorizing, keyfiles, passkeys, sshkeys, sshsig
 from slopd.core.envelope import Envelope, EnvelopeError
 from slopd.core.validation import parse
 from slopd.core.wire import SignatureError
@@ -132,10 +132,10 @@ def allowed_signers_invariant(data: bytes) -> None:
             continue
         for entry in entries:
             for principal in (entry.principals, "mallory@example.com"):
-                verdict = allowed_signers.authorize(
+                verdict = authorizing.authorize(
                     entries, public_key=entry.public_key, principal=principal, namespace="slop", now=NOW
                 )
-                assert isinstance(verdict, allowed_signers.Authorized | allowed_signers.Refused)
+                assert isinstance(verdict, authorizing.Authorized | authorizing.Refused)
 
 
 def handoff_lint_invariant(data: bytes) -> None:

@@ -16,9 +16,10 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from slopd.core import allowed_signers
+from slopd.core import allowed_signers, authorizing
 from slopd.core.orders import Trust
 from slopd.core.sshkeys import SK_ECDSA, PublicKey
+from slopd.core.sshpatterns import match_pattern_list
 from slopd.transport.console import enrolments
 from slopd.transport.console.guard import Desk, RefusedError
 
@@ -54,21 +55,21 @@ def _literal(
     entries: tuple[allowed_signers.Entry, ...], key: PublicKey, namespace: str, now: datetime
 ) -> str | None:
     """Rule 1: the first literal principal of the first entry allowing `key` now."""
-    for principals, _line in allowed_signers.find_principals(
+    for principals, _line in authorizing.find_principals(
         entries, public_key=key, namespace=namespace, now=now
     ):
         for principal in principals.split(","):
             literal = (
                 principal and not principal.startswith("!") and not any(mark in principal for mark in "*?")
             )
-            if literal and allowed_signers.match_pattern_list(principal, principals):
+            if literal and match_pattern_list(principal, principals):
                 return principal
     return None
 
 
 def _allows(trust: Trust, key: PublicKey, principal: str, now: datetime) -> bool:
     """Rule 2: allowed_signers lets `principal` sign with `key` now."""
-    verdict = allowed_signers.authorize(
+    verdict = authorizing.authorize(
         trust.signers, public_key=key, principal=principal, namespace=trust.namespace, now=now
     )
-    return isinstance(verdict, allowed_signers.Authorized)
+    return isinstance(verdict, authorizing.Authorized)

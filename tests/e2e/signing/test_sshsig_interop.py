@@ -15,8 +15,9 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from slopd.core import allowed_signers, keyfiles, sshkeys, sshsig
-from slopd.core.allowed_signers import AllowedSignersError, Authorized
+from slopd.core import allowed_signers, authorizing, keyfiles, sshkeys, sshsig
+from slopd.core.allowed_signers import AllowedSignersError
+from slopd.core.authorizing import Authorized
 from slopd.core.sshkeys import PublicKey
 from slopd.core.sshsig import Rejected, Verified
 from slopd.core.wire import SignatureError
@@ -310,7 +311,7 @@ def test_authorize_agrees_with_ssh_keygen(
     assert isinstance(verdict, Verified)
     now = _verify_time(row.verify_time) if row.verify_time else datetime.now(UTC)
     entries = allowed_signers.parse(text, local_zone=row.zone)
-    decision = allowed_signers.authorize(
+    decision = authorizing.authorize(
         entries, public_key=verdict.public_key, principal=row.principal, namespace="slop", now=now
     )
     assert (status == 0) is row.allowed, "ssh-keygen's verdict"
