@@ -37,7 +37,8 @@ from slopd.transport.mcp.calling import (
     noting,
 )
 from slopd.transport.mcp.news import News
-from slopd.transport.mcp.seat import MAX_CHARS, Seat
+from slopd.transport.mcp.reading import MAX_CHARS
+from slopd.transport.mcp.seat import Seat
 
 Type = Literal["instigate", "handoff", "query", "note", "handshake", "ack", "result", "error"]
 Wait = Annotated[float, Field(ge=0, le=MAX_WAIT, description=f"seconds to wait for a reply (≤ {MAX_WAIT:g})")]

@@ -17,7 +17,7 @@ import pytest
 
 from slopd.core.guide import render
 from slopd.core.vocabulary import MAX_ENVELOPE_BYTES
-from slopd.ops.doctor import filesystem_type
+from slopd.ops.machine_checks import filesystem_type
 from slopd.shell import lock
 from slopd.shell.defaults import default_names
 from slopd.shell.lanes import init
