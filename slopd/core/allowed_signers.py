@@ -24,7 +24,7 @@ from datetime import UTC, datetime, timedelta, timezone, tzinfo
 
 from slopd.core import sshkeys
 from slopd.core.sshkeys import PublicKey
-from slopd.core.wire import SignatureError
+from slopd.core.wire import SignatureError, show
 
 _TIME = re.compile(r"([0-9]{8}|[0-9]{12}|[0-9]{14})((?i:z|utc)?)")
 _KEY_TYPE = re.compile(r"(?:ssh-|ecdsa-|sk-|rsa-|webauthn-)\S+")
@@ -155,7 +155,7 @@ def _parse_options(token: str, number: int) -> dict[str, str]:
         lowered = name.lower()
         if not equals or lowered not in ("namespaces", *_TIME_OPTIONS):
             shown = name.partition(",")[0]
-            raise AllowedSignersError(number, f"unknown option {_show(shown)}" if shown else "empty option")
+            raise AllowedSignersError(number, f"unknown option {show(shown)}" if shown else "empty option")
         if lowered in options:
             raise AllowedSignersError(number, f"option {lowered!r} given twice")
         value, rest = _dequote(rest, lowered, number)
@@ -206,8 +206,3 @@ def _standard_offset(moment: datetime, zone: tzinfo) -> timedelta:
     """The zone's offset at `moment` without daylight saving, as `mktime` with `tm_isdst = 0`."""
     offset = zone.utcoffset(moment) or timedelta(0)
     return offset - (zone.dst(moment) or timedelta(0))
-
-
-def _show(value: str) -> str:
-    shown = ascii(value)
-    return shown if len(shown) <= 60 else shown[:57] + "..."

@@ -8,6 +8,9 @@ Rules (SPEC §6; research §1.5; OpenSSH `sshsig.c`):
    namespaces (if any) match and `valid_after <= now <= valid_before`; otherwise `Refused`
    gives the reason of the entry that came closest. Principals and namespaces are OpenSSH
    pattern lists (`core.sshpatterns`).
+2. `first_literal` names a key's signer where no principal was claimed (a co-signer's `.sig`, a
+   passkey enrolled in the console): the first principal written without `!`, `*` or `?` that
+   its own entry's list matches, in the first entry allowing the key now.
 """
 
 from __future__ import annotations
@@ -76,3 +79,17 @@ def find_principals(
         for entry in entries
         if entry.public_key == public_key and _usable(entry, namespace, now) is None
     ]
+
+
+def first_literal(
+    entries: Sequence[Entry], *, public_key: PublicKey, namespace: str, now: datetime
+) -> tuple[str, Authorized] | None:
+    """Rule 2: the first literal principal allowing `public_key` in `namespace` at `now`, and its entry."""
+    for principals, line in find_principals(entries, public_key=public_key, namespace=namespace, now=now):
+        for principal in principals.split(","):
+            literal = (
+                principal and not principal.startswith("!") and not any(mark in principal for mark in "*?")
+            )
+            if literal and match_pattern_list(principal, principals):
+                return principal, Authorized(line)
+    return None

@@ -30,7 +30,6 @@ from datetime import datetime, timedelta
 from slopd.core import allowed_signers, authorizing, sshsig
 from slopd.core.envelope import Envelope
 from slopd.core.sshkeys import PublicKey
-from slopd.core.sshpatterns import match_pattern_list
 from slopd.core.verdicts import Invalid, Valid, Verification
 
 FUTURE_SKEW = timedelta(minutes=5)
@@ -159,7 +158,7 @@ def _judge(
     )
     principal = envelope.sender
     if isinstance(authorized, authorizing.Refused) and policy.quorum > 1:
-        other = _other_principal(trust, key, now)
+        other = authorizing.first_literal(trust.signers, public_key=key, namespace=trust.namespace, now=now)
         if other is not None:
             principal, authorized = other
     if isinstance(authorized, authorizing.Refused):
@@ -179,22 +178,6 @@ def _judge(
             f"action {envelope.action!r} requires it (require = 'verified')"
         )
     return _Signer(principal, key, authorized.line, verdict)
-
-
-def _other_principal(
-    trust: Trust, key: PublicKey, now: datetime
-) -> tuple[str, authorizing.Authorized] | None:
-    """Rule 3 for a co-signer: the first literal principal of an entry allowing the key now."""
-    for principals, line in authorizing.find_principals(
-        trust.signers, public_key=key, namespace=trust.namespace, now=now
-    ):
-        for principal in principals.split(","):
-            literal = (
-                principal and not principal.startswith("!") and not any(char in principal for char in "*?")
-            )
-            if literal and match_pattern_list(principal, principals):
-                return principal, authorizing.Authorized(line)
-    return None
 
 
 def _duplicate(signer: _Signer, counted: list[_Signer]) -> str | None:

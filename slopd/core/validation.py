@@ -23,6 +23,7 @@ from slopd.core import frontmatter
 from slopd.core.assets import Asset
 from slopd.core.envelope import Envelope, EnvelopeError, sidecars_of
 from slopd.core.vocabulary import MAX_ENVELOPE_BYTES, MODES, PROTOCOL, REPLY_TYPES, TYPES
+from slopd.core.wire import show
 
 KNOWN_KEYS = (
     "protocol",
@@ -60,11 +61,6 @@ def parse(data: bytes, *, name: str, max_bytes: int = MAX_ENVELOPE_BYTES) -> Env
     return _validate(headers, body)
 
 
-def _show(value: object) -> str:
-    shown = ascii(value)
-    return shown if len(shown) <= 60 else shown[:57] + "..."
-
-
 def _validate(headers: dict[str, Any], body: str) -> Envelope:
     reasons: list[str] = []
 
@@ -75,10 +71,10 @@ def _validate(headers: dict[str, Any], body: str) -> Envelope:
                 reasons.append(f"{key}: missing")
             return None
         if not isinstance(value, str):
-            reasons.append(f"{key}: must be a string, got {_show(value)}")
+            reasons.append(f"{key}: must be a string, got {show(value)}")
             return None
         if pattern is not None and not pattern.fullmatch(value):
-            reasons.append(f"{key}: {rule}, got {_show(value)}")
+            reasons.append(f"{key}: {rule}, got {show(value)}")
             return None
         return value
 
@@ -96,23 +92,23 @@ def _validate(headers: dict[str, Any], body: str) -> Envelope:
     action = text_field("action", ACTION_PATTERN, "must be a configured action name")
 
     if id_ is not None and ".." in id_:
-        reasons.append(f"id: must not contain '..', got {_show(id_)}")
+        reasons.append(f"id: must not contain '..', got {show(id_)}")
         id_ = None
     if in_reply_to is not None and ".." in in_reply_to:
-        reasons.append(f"in_reply_to: must not contain '..', got {_show(in_reply_to)}")
+        reasons.append(f"in_reply_to: must not contain '..', got {show(in_reply_to)}")
     if kind in REPLY_TYPES and "in_reply_to" not in headers:
         reasons.append(f"in_reply_to: required on {kind}")
     elif kind in REPLY_TYPES and headers.get("in_reply_to") is None and not _names_a_file(kind, headers):
         reasons.append(f"in_reply_to: must not be null on {kind} (only an error naming its `file` may)")
     if created_at is not None and not _real_instant(created_at):
-        reasons.append(f"created_at: not a real date and time, got {_show(created_at)}")
+        reasons.append(f"created_at: not a real date and time, got {show(created_at)}")
     if auth is not None and auth != "none":
         names = sidecars_of(auth)
         if not all(SIDECAR_PATTERN.fullmatch(name) for name in names):
             rule = "a plain file name ending .sig (several: comma-separated)"
-            reasons.append(f"auth: sidecar must be {rule}, got {_show(auth)}")
+            reasons.append(f"auth: sidecar must be {rule}, got {show(auth)}")
         elif len(set(names)) != len(names):
-            reasons.append(f"auth: a sidecar is listed twice, got {_show(auth)}")
+            reasons.append(f"auth: a sidecar is listed twice, got {show(auth)}")
     assets: tuple[Asset, ...] = ()
     if "assets" in headers:
         assets, problems = attachments.parse(headers["assets"])

@@ -74,8 +74,8 @@ def mpint(value: int) -> bytes:
     return string(data)
 
 
-def show(value: str | bytes) -> str:
-    """A value quoted for a reason: ASCII-escaped, cut at 60 characters."""
+def show(value: object) -> str:
+    """A value quoted for a reason: ASCII-escaped (bytes read as UTF-8), cut at 60 characters."""
     text = value.decode("utf-8", "replace") if isinstance(value, bytes) else value
     shown = ascii(text)
     return shown if len(shown) <= 60 else shown[:57] + "..."

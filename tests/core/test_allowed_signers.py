@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from slopd.core import sshkeys
 from slopd.core.allowed_signers import AllowedSignersError, Entry, parse, read
-from slopd.core.authorizing import Authorized, Refused, authorize
+from slopd.core.authorizing import Authorized, Refused, authorize, first_literal
 from slopd.core.sshkeys import PublicKey
 from slopd.core.sshpatterns import match_pattern_list
 
@@ -429,6 +429,33 @@ def test_authorize_compares_local_times_as_instants() -> None:
     later = at_limit + timedelta(seconds=1)
     verdict = authorize(entries, public_key=ALICE, principal="alice", namespace="slop", now=later)
     assert verdict == Refused("key expired (valid-before 2026-07-04T12:00:00+02:00)")
+
+
+@pytest.mark.parametrize(
+    ("lines", "namespace", "expected"),
+    [
+        ([f"alice@example.com {ALICE_KEY}"], "slop", ("alice@example.com", Authorized(1))),
+        ([f"*@ops.example,!x,alice,bob {ALICE_KEY}"], "slop", ("alice", Authorized(1))),
+        ([f"!alice,alice,bob {ALICE_KEY}"], "slop", ("bob", Authorized(1))),
+        ([f"a?ice,*,!b {ALICE_KEY}"], "slop", None),
+        ([f'alice namespaces="git" {ALICE_KEY}', f"bob {ALICE_KEY}"], "slop", ("bob", Authorized(2))),
+        ([f'alice valid-before="20200101Z" {ALICE_KEY}', f"cy {ALICE_KEY}"], "slop", ("cy", Authorized(2))),
+        ([f"bob {BOB_KEY}"], "slop", None),
+    ],
+    ids=[
+        "the one principal",
+        "patterns and negations are passed over",
+        "a literal its own list negates is passed over",
+        "only patterns: none",
+        "an entry for another namespace is passed over",
+        "an expired entry is passed over",
+        "another key's entry: none",
+    ],
+)
+def test_first_literal(lines: list[str], namespace: str, expected: object) -> None:
+    """Rule 2: the signer named for a key no principal was claimed for (a co-signer, a passkey)."""
+    entries = parse("\n".join(lines) + "\n", local_zone=UTC)
+    assert first_literal(entries, public_key=ALICE, namespace=namespace, now=NOW) == expected
 
 
 def test_hostile_principal_is_shown_escaped() -> None:

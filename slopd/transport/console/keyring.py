@@ -16,10 +16,9 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from slopd.core import allowed_signers, authorizing
+from slopd.core import authorizing
 from slopd.core.orders import Trust
 from slopd.core.sshkeys import SK_ECDSA, PublicKey
-from slopd.core.sshpatterns import match_pattern_list
 from slopd.transport.console import enrolments
 from slopd.transport.console.guard import Desk, RefusedError
 
@@ -38,7 +37,8 @@ def passkeys(desk: Desk, principal: str | None = None) -> list[tuple[PublicKey, 
         if key.type != SK_ECDSA or key.application != site.rp_id or key in seen:
             continue
         seen.add(key)
-        who = _literal(trust.signers, key, trust.namespace, now)
+        first = authorizing.first_literal(trust.signers, public_key=key, namespace=trust.namespace, now=now)
+        who = first[0] if first else None
         if who is not None and (principal is None or who == principal or _allows(trust, key, principal, now)):
             found.append((key, who if principal is None else principal))
     return found
@@ -49,22 +49,6 @@ def credentials(desk: Desk, keys: list[PublicKey]) -> list[bytes]:
     hints = enrolments.credentials(desk.app.state)
     lines = {line.split()[-1]: bytes.fromhex(credential) for credential, line in hints.items()}
     return [lines[key.line().split()[1]] for key in keys if key.line().split()[1] in lines]
-
-
-def _literal(
-    entries: tuple[allowed_signers.Entry, ...], key: PublicKey, namespace: str, now: datetime
-) -> str | None:
-    """Rule 1: the first literal principal of the first entry allowing `key` now."""
-    for principals, _line in authorizing.find_principals(
-        entries, public_key=key, namespace=namespace, now=now
-    ):
-        for principal in principals.split(","):
-            literal = (
-                principal and not principal.startswith("!") and not any(mark in principal for mark in "*?")
-            )
-            if literal and match_pattern_list(principal, principals):
-                return principal
-    return None
 
 
 def _allows(trust: Trust, key: PublicKey, principal: str, now: datetime) -> bool:
