@@ -8,7 +8,7 @@ Rules:
 
 from __future__ import annotations
 
-from slopd.cli.parser.options import DEFAULT_CONFIG, Commands, hub_and_state
+from slopd.cli.parser.options import DEFAULT_CONFIG, Commands, command, hub_and_state
 
 
 def add(commands: Commands) -> None:
@@ -25,8 +25,7 @@ def _tokens(commands: Commands) -> None:
         ("add", "make a new token for SEAT, print it once, store its hash in the tokens file"),
         ("revoke", "remove every token of SEAT from the tokens file"),
     ):
-        sub = verbs.add_parser(verb, help=text, description=text)
-        sub.set_defaults(handler=f"slopd.cli.tokens:{verb}")
+        sub = command(verbs, verb, f"slopd.cli.tokens:{verb}", text)
         sub.add_argument("--tokens", required=True, metavar="F", help="the tokens file (outside the hub)")
         sub.add_argument("seat", metavar="SEAT", help="the `from` the token may send as")
 
@@ -39,8 +38,7 @@ def _console(commands: Commands) -> None:
         "print a one-time code (10 minutes) for the console's enrolment page, show the new "
         "passkey's allowed_signers line, and append it when you answer yes"
     )
-    sub = verbs.add_parser("enroll", help=text, description=text)
-    sub.set_defaults(handler="slopd.cli.console:enroll")
+    sub = command(verbs, "enroll", "slopd.cli.console:enroll", text)
     hub_and_state(sub)
     sub.add_argument(
         "--principal", required=True, help="who the passkey signs as (an allowed_signers principal)"

@@ -7,7 +7,7 @@ Rules:
 
 from __future__ import annotations
 
-from slopd.cli.parser.options import DEFAULT_CONFIG, JSON, VESSEL, Commands, hub_and_state
+from slopd.cli.parser.options import DEFAULT_CONFIG, JSON, VESSEL, Commands, command, hub_and_state
 
 
 def add(commands: Commands) -> None:
@@ -15,20 +15,17 @@ def add(commands: Commands) -> None:
     baton = commands.add_parser("baton", help=text, description=text)
     verbs = baton.add_subparsers(dest="verb", required=True)
     text = "score a handoff letter with the seed's rubric; exit 1 when it fails the gate"
-    sub = verbs.add_parser("score", help=text, description=text)
-    sub.set_defaults(handler="slopd.cli.baton:score")
+    sub = command(verbs, "score", "slopd.cli.baton:score", text)
     sub.add_argument("file", metavar="FILE|-", help="the letter (- for stdin)")
 
     text = "create a vessel's tree, HUB/batons/VESSEL/, at generation 0"
-    sub = verbs.add_parser("init", help=text, description=text)
-    sub.set_defaults(handler="slopd.cli.baton:init")
+    sub = command(verbs, "init", "slopd.cli.baton:init", text)
     sub.add_argument("--hub", required=True, help="the hub folder")
     sub.add_argument("--identity", required=True, metavar="FILE.json", help="the agent's IDENTITY.json")
     sub.add_argument("vessel", metavar="VESSEL", help=VESSEL)
 
     text = "lease a vessel's next generation: prints {lease_id, expires, generation}; exit 1 while leased"
-    sub = verbs.add_parser("lease", help=text, description=text)
-    sub.set_defaults(handler="slopd.cli.baton:lease")
+    sub = command(verbs, "lease", "slopd.cli.baton:lease", text)
     hub_and_state(sub)
     sub.add_argument("--holder", required=True, help="who takes the lease (named to anyone refused)")
     sub.add_argument(
@@ -37,8 +34,7 @@ def add(commands: Commands) -> None:
     sub.add_argument("vessel", metavar="VESSEL", help=VESSEL)
 
     text = "score, gate and commit the next generation with a live lease; prints the score JSON"
-    sub = verbs.add_parser("pack", help=text, description=text)
-    sub.set_defaults(handler="slopd.cli.baton:pack")
+    sub = command(verbs, "pack", "slopd.cli.baton:pack", text)
     hub_and_state(sub)
     sub.add_argument("--lease", required=True, metavar="ID", help="the live lease's id (slopd baton lease)")
     sub.add_argument("--letter", required=True, metavar="F", help="the handoff letter (Markdown)")
@@ -54,16 +50,14 @@ def add(commands: Commands) -> None:
 
 def _reading(verbs: Commands) -> None:
     text = "the seed's metrics table, one row per generation, from evolution/fitness_history.json"
-    sub = verbs.add_parser("metrics", help=text, description=text)
-    sub.set_defaults(handler="slopd.cli.baton:metrics")
+    sub = command(verbs, "metrics", "slopd.cli.baton:metrics", text)
     sub.add_argument("--hub", required=True, help="the hub folder")
     sub.add_argument("--json", action="store_true", help=JSON)
     sub.add_argument("--plot", metavar="FILE.png", help="draw the metrics too (needs the slopd[plot] extra)")
     sub.add_argument("vessel", metavar="VESSEL", help=VESSEL)
 
     text = "what the next generation reads: GENERATION's state and letter, then what the budget allows"
-    sub = verbs.add_parser("boot", help=text, description=text)
-    sub.set_defaults(handler="slopd.cli.baton:boot")
+    sub = command(verbs, "boot", "slopd.cli.baton:boot", text)
     hub_and_state(sub)
     sub.add_argument(
         "--budget", type=int, metavar="TOKENS", help="tokens (characters / 4) for IDENTITY and L1"
@@ -72,7 +66,6 @@ def _reading(verbs: Commands) -> None:
     sub.add_argument("vessel", metavar="VESSEL", help=VESSEL)
 
     text = "every vessel of the hub: GENERATION, live lease, last boot, last score"
-    sub = verbs.add_parser("registry", help=text, description=text)
-    sub.set_defaults(handler="slopd.cli.baton:registry")
+    sub = command(verbs, "registry", "slopd.cli.baton:registry", text)
     hub_and_state(sub)
     sub.add_argument("--json", action="store_true", help=JSON)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import argparse
 
-from slopd.cli.parser.options import JSON, Commands
+from slopd.cli.parser.options import JSON, Commands, command
 
 
 def add(commands: Commands) -> None:
@@ -19,9 +19,7 @@ def add(commands: Commands) -> None:
     verbs = handoff.add_subparsers(dest="verb", required=True)
 
     def verb(name: str, handler: str, text: str) -> argparse.ArgumentParser:
-        sub = verbs.add_parser(name, help=text, description=text)
-        sub.set_defaults(handler=f"slopd.cli.handoff:{handler}")
-        return sub
+        return command(verbs, name, f"slopd.cli.handoff:{handler}", text)
 
     sub = verb(
         "lint", "lint_files", "check handoff logs against the MEP schema (FILE:LINE: RULE message — fix)"
@@ -63,8 +61,7 @@ def add(commands: Commands) -> None:
         )
 
     text = "a project's Standing Standup: the party line, the latest entry, open tasks by owner"
-    sub = commands.add_parser("standup", help=text, description=text)
-    sub.set_defaults(handler="slopd.cli.standup:show")
+    sub = command(commands, "standup", "slopd.cli.standup:show", text)
     sub.add_argument("--hub", required=True, help="the hub folder")
     sub.add_argument("project", metavar="PROJECT", help="the project (standups/PROJECT.md)")
     sub.add_argument("--json", action="store_true", help=JSON)

@@ -21,8 +21,7 @@ def add(commands: Commands) -> None:
     service = commands.add_parser("service", help=text, description=text)
     actions = service.add_subparsers(dest="service_command", required=True)
     text = "render the unit or LaunchAgent with this installation's paths, write it, print what to run"
-    install = actions.add_parser("install", help=text, description=text)
-    install.set_defaults(handler="slopd.cli.operating:service_install")
+    install = command(actions, "install", "slopd.cli.operating:service_install", text)
     kind = install.add_mutually_exclusive_group(required=True)
     for flag, help_text in (
         ("systemd", "a system service, slopd@HUB.service (run as root)"),

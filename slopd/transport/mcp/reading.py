@@ -8,38 +8,22 @@ Rules:
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from datetime import datetime
 from typing import Any
 
 from slopd import submit
 from slopd.core.ids import timestamp
 from slopd.core.receipts import is_terminal
 from slopd.core.vocabulary import MAX_WAIT
-from slopd.shell.config import Config
-from slopd.shell.lanes import Hub
-from slopd.shell.ledger.cursors import Cursors
-from slopd.shell.ledger.receipts import Receipts
 from slopd.shell.reads import Contents
-from slopd.shell.waker import Waker
+from slopd.transport.mcp.parts import SeatParts
 from slopd.transport.server import views
 from slopd.transport.wakeups import Wakeups
 
 MAX_CHARS = 20_000
 
 
-class Reading:
-    """`Seat`'s reading (`mcp.seat`): the parts it uses are the seat's, made by `Seat`."""
-
-    hub: Hub
-    seat: str
-    config: Config
-    receipts: Receipts
-    cursors: Cursors
-    waker: Waker
-    clock: Callable[[], datetime]
-    pending: Callable[[], int]
-    _places: Callable[[str], list[str]]
+class Reading(SeatParts):
+    """`Seat`'s reading (`mcp.seat`), over the seat's parts (`mcp.parts`)."""
 
     def status(self, id: str, wait_s: float = 0.0) -> dict[str, Any]:
         state, type = views.envelope_state(self.receipts, self.seat, id)

@@ -1,7 +1,7 @@
 """What one seat does at a hub — the SLOP tools' work, over the same modules as the CLI and HTTP.
 
-`Seat` makes the seat's parts and answers what is neither sending nor reading; its sending is
-`mcp.sending`'s, its reading (and `ack`) `mcp.reading`'s, both mixed into `Seat`.
+`Seat` answers what is neither sending nor reading; its parts are made by `mcp.parts`, its
+sending is `mcp.sending`'s and its reading (and `ack`) `mcp.reading`'s, all three mixed into `Seat`.
 
 Rules:
 1. The seat is fixed when the `Seat` is made (`--seat`, or the token's seat on `/mcp`); no
@@ -16,65 +16,23 @@ Rules:
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
-from slopd import submit
-from slopd.core.admission import Admit, unheard
-from slopd.core.layout import LANES, LEDGER_FILE
+from slopd.core.layout import LANES
 from slopd.core.notes import READ_CHARS, READ_LIMIT, page
-from slopd.core.orders import Trust
 from slopd.core.replies import ReplyClass
 from slopd.core.vocabulary import MAX_WAIT
 from slopd.ops import running
 from slopd.shell import lock
-from slopd.shell.config import Config
 from slopd.shell.lanes import Hub
-from slopd.shell.ledger import Ledger
-from slopd.shell.ledger.cursors import Cursors
-from slopd.shell.ledger.receipts import Receipts
 from slopd.shell.reads import Contents
-from slopd.shell.waker import Waker
 from slopd.transport.mcp import approval
 from slopd.transport.mcp.reading import Reading
 from slopd.transport.mcp.sending import Sending
-from slopd.transport.server.intake import Intake
 
 
 class Seat(Sending, Reading):
-    def __init__(
-        self,
-        hub: Hub,
-        state: Path,
-        seat: str,
-        config: Config,
-        *,
-        trust: Trust | None = None,
-        waker: Waker | None = None,
-        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
-        token: Callable[[], str] = submit.random_token,
-        arrived: Callable[[str, str], None] = lambda _lane, _name: None,
-        admit: Admit = unheard,
-    ) -> None:
-        self.hub, self.state, self.seat, self.config, self.trust = hub, state, seat, config, trust
-        state.mkdir(parents=True, exist_ok=True, mode=0o700)
-        self.ledger = Ledger(state / LEDGER_FILE)  # makes the schema if no daemon has; reads notes
-        self.receipts = Receipts(state / LEDGER_FILE)
-        self.cursors = Cursors(state / LEDGER_FILE)
-        self.intake = Intake(hub, self.receipts, config.max_envelope_bytes, clock, arrived, admit=admit)
-        self.waker = waker or Waker(hub.root, state / LEDGER_FILE)
-        self.clock, self.token = clock, token
-
-    def close(self) -> None:
-        self.waker.close()
-        self.cursors.close()
-        self.receipts.close()
-        self.ledger.close()
-
-    def pending(self) -> int:
-        return self.receipts.pending(self.seat)
+    """One seat at a hub: its parts (`SeatParts`), sending, reading, and the rest here."""
 
     def guide(self) -> str:
         return guide(self.hub)
@@ -101,12 +59,6 @@ class Seat(Sending, Reading):
             "hub_md": "\n".join(text.splitlines()[:40]),
             "pending": self.pending(),
         }
-
-    def _places(self, id: str) -> list[str]:
-        receipt = self.receipts.get(id.lower())
-        names = [receipt.file] if receipt is not None else [f"{id}.md", f"{id}.json"]
-        archived = self.receipts.archive_of(id.lower())
-        return [*(f"inbox/{name}" for name in names), *([archived] if archived else [])]
 
     def notes(
         self,

@@ -12,31 +12,18 @@ Rules:
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
-from datetime import datetime
 from typing import Any
 
 from slopd import submit
 from slopd.core.envelope import Envelope, EnvelopeError, render
 from slopd.core.validation import ID_PATTERN, parse
-from slopd.shell.config import Config
-from slopd.shell.lanes import Hub
 from slopd.shell.reads import Contents
+from slopd.transport.mcp.parts import SeatParts
 from slopd.transport.problems import Problem
-from slopd.transport.server.intake import Intake
 
 
-class Sending:
-    """`Seat`'s sending (`mcp.seat`): the parts it uses are the seat's, made by `Seat`."""
-
-    hub: Hub
-    seat: str
-    config: Config
-    intake: Intake
-    clock: Callable[[], datetime]
-    token: Callable[[], str]
-    pending: Callable[[], int]
-    _places: Callable[[str], list[str]]
+class Sending(SeatParts):
+    """`Seat`'s sending (`mcp.seat`), over the seat's parts (`mcp.parts`)."""
 
     def send(
         self,
